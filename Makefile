@@ -1,0 +1,30 @@
+# Two entry points for a fresh machine: `make serve` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test test-all lint install clean
+
+$(STAMP): pyproject.toml sdk/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e ./sdk
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Run the service on the embedded default (SQLite + SQLAlchemy broker + offline model) at http://127.0.0.1:8000
+serve: $(STAMP)
+	$(BIN)/dsx serve
+
+## Lint, then the default test suite (slow tests excluded unless DSX_TEST_SLOW=1)
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(if $(DSX_TEST_SLOW),,-m "not slow") $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,3 @@
+"""dsx: datasheet parameter extraction with a dispatch record."""
+
+__version__ = "0.1.0"

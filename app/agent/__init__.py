@@ -1,0 +1,1 @@
+"""The instrumented extraction agent: tools, loop, engines, prompts and the LiteLLM transport."""

@@ -1,0 +1,176 @@
+"""`dsx` command line: service processes, local extraction, and (via registered modules) debugging,
+client, review and evaluation commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from app import __version__
+
+cli = typer.Typer(name="dsx", help="Datasheet parameter extraction with a dispatch record.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a clear message naming the problem, and exit non-zero."""
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+@cli.command()
+def version() -> None:
+    """Print the dsx version."""
+    console.print(__version__)
+
+
+@cli.command()
+def migrate(
+    downgrade: Annotated[str | None, typer.Option(help="Downgrade to this revision instead")] = None,
+) -> None:
+    """Apply database migrations (upgrade to head)."""
+    from app import migrate as migrations
+
+    if downgrade:
+        migrations.downgrade(revision=downgrade)
+    else:
+        migrations.upgrade()
+    console.print("database is up to date" if not downgrade else f"downgraded to {downgrade}")
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(help="Worker processes")] = 1,
+    pool: Annotated[str, typer.Option(help="Celery pool: prefork, solo, threads")] = "prefork",
+) -> None:
+    """Run a Celery worker that processes queued jobs."""
+    from workers.celery_app import celery_app
+
+    celery_app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", f"--pool={pool}",
+                            "-Q", "dsx", "--without-gossip", "--without-mingle", "--without-heartbeat"])
+
+
+@cli.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port")] = 8000,
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes to start beside the API")] = 1,
+) -> None:
+    """Run the API and a worker together (embedded SQLite + SQLAlchemy broker unless URLs are set)."""
+    from app import migrate as migrations
+    from app.config import environment_for_children, get_settings
+
+    settings = get_settings()
+    migrations.upgrade()
+    env = environment_for_children()
+    mode = "embedded (SQLite + SQLAlchemy broker)" if settings.is_embedded else "production URLs"
+    console.print(f"dsx {__version__}: {mode}, data in {settings.data_dir.resolve()}, model {settings.model}")
+    children = [
+        subprocess.Popen([sys.executable, "-m", "app.cli", "worker", "--concurrency", str(workers)], env=env),
+        subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port)],
+                         env=env),
+    ]
+    console.print(f"API on http://{host}:{port} (OpenAPI at /docs); press Ctrl-C to stop")
+
+    def stop(*_args: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while all(child.poll() is None for child in children):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop()
+        for child in children:
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+@cli.command()
+def extract(
+    pdf: Annotated[Path, typer.Argument(help="Datasheet PDF")],
+    parameter: Annotated[list[str], typer.Option("--parameter", "-p", help="Parameter name (repeatable)")],
+    model: Annotated[str | None, typer.Option(help="Model alias (default: DSX_MODEL or the offline reader)")] = None,
+    engine: Annotated[str, typer.Option(help="auto | agentic | single-pass")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the job result as JSON")] = False,
+) -> None:
+    """Extract parameters from a PDF in-process, through the same pipeline the service runs."""
+    from app.errors import DsxError
+    from app.jobs.local import extract_local
+
+    if not pdf.is_file():
+        fail(f"no such file: {pdf}")
+    try:
+        result = extract_local(pdf, parameter, model=model, engine=engine)
+    except DsxError as exc:
+        fail(f"{exc.detail} [{exc.code}]")
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    print_results(result)
+
+
+def print_results(result: dict) -> None:
+    table = Table(title=f"job {result['job_id']}: {result['status']}")
+    for column in ("parameter", "value", "unit", "conditions", "page", "conf.", "flags"):
+        table.add_column(column)
+    for row in result["results"]:
+        values = row.get("values") or []
+        if row.get("found") and values:
+            value = "; ".join(_format_value(v) for v in values)
+            unit = ", ".join(sorted({v.get("unit") or "" for v in values}))
+            conditions = "; ".join(", ".join(v.get("conditions") or []) for v in values)
+        else:
+            value, unit, conditions = f"[dim]not found: {row.get('reason') or ''}[/]", "", ""
+        flags = ", ".join(f"{f['rule']}({f['severity']})" for f in row.get("flags") or [])
+        confidence = row.get("confidence")
+        table.add_row(row["parameter"], value, unit, conditions, str(row.get("source_page") or ""),
+                      f"{confidence:.2f}" if confidence is not None else "", f"[yellow]{flags}[/]" if flags else "")
+    console.print(table)
+
+
+def _format_value(value: dict) -> str:
+    parts = [f"{label} {value[key]:g}" for key, label in (("min", "min"), ("typical", "typ"), ("max", "max"))
+             if value.get(key) is not None]
+    return " / ".join(parts)
+
+
+def _register_subcommands() -> None:
+    from app.client_cli import register as register_client
+    from app.dispatch.cli import register as register_trace
+    from app.documents.cli import register as register_tool
+    from app.evaluation.cli import register as register_eval
+    from app.review.cli import register as register_review
+
+    for register in (register_tool, register_trace, register_review, register_client, register_eval):
+        register(cli)
+
+
+_register_subcommands()
+
+
+def main() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    cli()
+
+
+if __name__ == "__main__":
+    main()

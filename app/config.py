@@ -1,0 +1,107 @@
+"""Settings: the only place that reads the environment (prefix ``DSX_``).
+
+The embedded default (no variables set) is SQLite plus Celery's SQLAlchemy transport under
+``DSX_DATA_DIR`` and the offline model; production sets ``DSX_DATABASE_URL`` (Postgres) and
+``DSX_BROKER_URL`` (Redis). Nothing else differs between the two.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+OFFLINE_MODEL = "offline/datasheet-reader"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DSX_", env_file=None, extra="ignore")
+
+    data_dir: Path = Path("./var")
+    database_url: str | None = None
+    broker_url: str | None = None
+
+    # Upload and request limits.
+    max_upload_bytes: int = 50 * 1024 * 1024
+    max_pages: int = 2000
+    max_parameters: int = 100
+    max_parameter_name_chars: int = 200
+    index_build_timeout_s: float = 120.0
+
+    # Models: a LiteLLM model string or an alias from the models file (LiteLLM `model_list` YAML).
+    model: str = OFFLINE_MODEL
+    models_file: Path | None = None
+    gateway_url: str | None = None
+    gateway_key: str | None = None
+    cross_check_model: str | None = OFFLINE_MODEL
+
+    # Agent budgets.
+    max_turns: int = 30
+    call_timeout_s: float = 120.0
+    parameter_timeout_s: float = 600.0
+    token_budget: int = 400_000
+    llm_max_retries: int = 3
+
+    # Worker behaviour.
+    max_deliveries: int = 3
+
+    # Observability.
+    otlp_endpoint: str | None = None
+    metrics_dir: Path | None = None
+
+    # Security.
+    auth_mode: str = Field(default="open", description="open | keys")
+    allow_open_in_production: bool = False
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'dsx.db').resolve()}"
+
+    @property
+    def resolved_broker_url(self) -> str:
+        if self.broker_url:
+            return self.broker_url
+        return f"sqla+sqlite:///{(self.data_dir / 'broker.db').resolve()}"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
+
+    @property
+    def index_cache_dir(self) -> Path:
+        return self.data_dir / "index-cache"
+
+    @property
+    def is_embedded(self) -> bool:
+        return self.database_url is None or self.database_url.startswith("sqlite")
+
+    def ensure_dirs(self) -> None:
+        for path in (self.data_dir, self.blob_dir, self.index_cache_dir):
+            path.mkdir(parents=True, exist_ok=True)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    settings = Settings()
+    settings.ensure_dirs()
+    return settings
+
+
+def reset_settings() -> None:
+    """Forget cached settings (tests change the environment between cases)."""
+    get_settings.cache_clear()
+
+
+def environment_for_children() -> dict[str, str]:
+    """The environment a spawned process (worker, server) inherits, with resolved URLs pinned."""
+    settings = get_settings()
+    env = dict(os.environ)
+    env["DSX_DATA_DIR"] = str(settings.data_dir.resolve())
+    env["DSX_DATABASE_URL"] = settings.resolved_database_url
+    env["DSX_BROKER_URL"] = settings.resolved_broker_url
+    return env

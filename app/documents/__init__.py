@@ -1,0 +1,1 @@
+"""Datasheet documents: content-addressed storage, the index, and the navigation tools."""

@@ -1,0 +1,1 @@
+"""Evaluation harness: claims x models x repeats, fault arms, grading and reports."""

@@ -1,0 +1,1 @@
+"""Jobs: the request an engineer submits and its lifecycle."""

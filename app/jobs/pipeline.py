@@ -1,0 +1,159 @@
+"""The one path every job takes inside a worker: index → route → agent per parameter → review → status.
+
+Redelivery-safe: a parameter already answered is not run again (a paid LLM call is never repeated),
+and a job delivered more than ``max_deliveries`` times fails as ``poison_job``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.agent import engines
+from app.agent.registry import ModelConfig, resolve_model
+from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
+from app.config import OFFLINE_MODEL, get_settings
+from app.db import session_scope
+from app.dispatch import telemetry
+from app.documents import store
+from app.documents.index import DatasheetIndex, IndexBuildError, open_index
+from app.jobs.models import Extraction, Job, JobParameter, JobStatus
+from app.jobs.service import get_job, transition
+from app.review import service as review
+from app.review.models import Flag, Severity
+
+log = logging.getLogger(__name__)
+
+
+def run(job_id: str) -> str:
+    """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status."""
+    settings = get_settings()
+    with session_scope() as session:
+        job = get_job(session, job_id)
+        status = JobStatus(job.status)
+        if status.is_terminal:
+            return status.value
+        job.deliveries += 1
+        if job.deliveries > settings.max_deliveries:
+            transition(job, JobStatus.failed, failure_code="poison_job",
+                       detail=f"Delivered {job.deliveries} times without finishing.")
+            return job.status
+        if status is JobStatus.queued:
+            transition(job, JobStatus.running)
+        sha256, engine_choice, model_alias = job.blob_sha256, job.engine, job.model
+
+    started = time.perf_counter()
+    try:
+        index = open_index(store.blob_path(sha256), sha256=sha256)
+    except IndexBuildError as exc:
+        return _fail(job_id, exc.code, str(exc))
+
+    model = resolve_model(model_alias)
+    try:
+        with session_scope() as session:
+            parameter_ids = [
+                p.id for p in session.scalars(
+                    select(JobParameter).where(JobParameter.job_id == job_id).order_by(JobParameter.position)
+                )
+            ]
+        for parameter_id in parameter_ids:
+            if _cancelled(job_id):
+                return JobStatus.cancelled.value
+            _run_parameter(job_id, parameter_id, index, model, engine_choice)
+    finally:
+        telemetry.flush()
+
+    with session_scope() as session:
+        job = get_job(session, job_id)
+        if JobStatus(job.status).is_terminal:
+            return job.status
+        target = JobStatus.needs_review if _has_review_flags(session, job_id) else JobStatus.done
+        transition(job, target)
+        log.info("job %s %s in %.1fs", job_id, target.value, time.perf_counter() - started)
+        return job.status
+
+
+def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model: ModelConfig, engine: str) -> None:
+    with session_scope() as session:
+        parameter = session.get(JobParameter, parameter_id)
+        if parameter is None or parameter.status == "done":
+            return
+        job = session.get(Job, job_id)
+        request = ParameterRequest(name=parameter.name, unit=parameter.unit,
+                                   conditions=list(parameter.conditions or []), notes=parameter.notes)
+        tenant = job.tenant if job else "default"
+
+    context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant)
+    outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
+    cross = None
+    if _wants_cross_check(model):
+        cross_model = resolve_model(get_settings().cross_check_model)
+        cross = engines.run_parameter(
+            index=index, request=request, model=cross_model, engine="agentic",
+            context=context.model_copy(update={"role": "cross_check"}),
+        )
+    telemetry.flush()
+
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        parameter = session.get(JobParameter, parameter_id)
+        extraction = _store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        cross_row = _store_outcome(session, job_id, parameter_id, cross, role="cross_check") if cross else None
+        review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
+                                 cross_check=cross_row)
+        parameter.status = "done"
+
+
+def _wants_cross_check(model: ModelConfig) -> bool:
+    cross = get_settings().cross_check_model
+    return bool(cross) and cross == OFFLINE_MODEL and not model.is_offline
+
+
+def _store_outcome(session: Session, job_id: str, parameter_id: int, outcome: EngineOutcome, role: str) -> Extraction:
+    row = session.scalar(
+        select(Extraction).where(
+            Extraction.parameter_id == parameter_id, Extraction.attempt == 1, Extraction.role == role
+        )
+    )
+    if row is None:
+        row = Extraction(job_id=job_id, parameter_id=parameter_id, attempt=1, role=role)
+        session.add(row)
+    submitted = outcome.extraction
+    row.model = outcome.model
+    row.engine = outcome.engine
+    row.found = bool(submitted and submitted.found)
+    row.values = [v.model_dump() for v in submitted.values] if submitted else []
+    row.source_page = submitted.source_page if submitted else None
+    row.quote = submitted.quote if submitted else None
+    row.confidence = submitted.confidence if submitted else None
+    row.reason = submitted.reason if submitted else outcome.error_detail
+    row.error_code = outcome.error_code
+    row.error_detail = outcome.error_detail
+    row.trace_id = outcome.trace_id
+    row.root_span_id = outcome.root_span_id
+    row.cost_usd = outcome.cost_usd
+    row.duration_ms = outcome.duration_ms
+    session.flush()
+    return row
+
+
+def _has_review_flags(session: Session, job_id: str) -> bool:
+    severities = session.scalars(select(Flag.severity).where(Flag.job_id == job_id))
+    return any(Severity(s).rank >= Severity.warning.rank for s in severities)
+
+
+def _cancelled(job_id: str) -> bool:
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        return job is None or job.status == JobStatus.cancelled.value
+
+
+def _fail(job_id: str, code: str, detail: str) -> str:
+    with session_scope() as session:
+        job = get_job(session, job_id)
+        if not JobStatus(job.status).is_terminal:
+            transition(job, JobStatus.failed, failure_code=code, detail=detail)
+        return job.status

@@ -1,0 +1,65 @@
+"""Enqueueing jobs onto the Celery broker (Redis in production, SQLAlchemy/SQLite embedded).
+
+The API only produces messages; it never imports the worker package. Both sides share
+``celery_config()`` so the broker settings cannot drift.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+
+from app.config import get_settings
+from app.errors import ServiceUnavailable
+
+RUN_JOB_TASK = "dsx.run_job"
+QUEUE = "dsx"
+
+
+def celery_config() -> dict[str, Any]:
+    settings = get_settings()
+    return {
+        "broker_url": settings.resolved_broker_url,
+        "task_default_queue": QUEUE,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_ignore_result": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {"visibility_timeout": 3600, "polling_interval": 0.5},
+        "broker_connection_timeout": 5,
+        "worker_hijack_root_logger": False,
+    }
+
+
+@lru_cache(maxsize=4)
+def _producer(broker_url: str) -> Celery:
+    app = Celery("dsx-producer")
+    app.conf.update(celery_config())
+    return app
+
+
+def producer() -> Celery:
+    return _producer(get_settings().resolved_broker_url)
+
+
+def enqueue(job_id: str) -> None:
+    try:
+        producer().send_task(RUN_JOB_TASK, args=[job_id], queue=QUEUE, retry=True,
+                             retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+    except Exception as exc:  # noqa: BLE001 - any broker failure is the same to the client
+        raise ServiceUnavailable(f"The job queue is unavailable: {exc}", code="broker_unavailable",
+                                 retry_after=5) from exc
+
+
+def broker_ready() -> tuple[bool, str]:
+    try:
+        with producer().connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, timeout=3)
+        return True, "ok"
+    except Exception as exc:  # noqa: BLE001
+        return False, str(exc)

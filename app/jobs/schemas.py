@@ -1,0 +1,91 @@
+"""API models for jobs. The job result shape is shared by the API, the SDK and `dsx extract --json`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+EngineChoice = Literal["auto", "agentic", "single-pass"]
+
+
+class ParameterSpec(BaseModel):
+    """One requested parameter. A bare string in the request means ``{"name": string}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+    notes: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+
+class FlagOut(BaseModel):
+    rule: str
+    severity: str
+    message: str
+    rule_version: str | None = None
+    evidence: dict = Field(default_factory=dict)
+
+
+class ValueOut(BaseModel):
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+
+
+class DecisionOut(BaseModel):
+    decision: str
+    reviewer: str
+    comment: str | None = None
+    correction: dict | None = None
+    created_at: datetime
+
+
+class ParameterResult(BaseModel):
+    parameter: str
+    found: bool
+    values: list[ValueOut] = Field(default_factory=list)
+    source_page: int | None = None
+    quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    flags: list[FlagOut] = Field(default_factory=list)
+    status: str = "pending"
+    engine: str | None = None
+    model: str | None = None
+    error_code: str | None = None
+    extraction_id: int | None = None
+    review: DecisionOut | None = None
+
+
+class JobOut(BaseModel):
+    job_id: str
+    status: str
+    engine: str
+    model: str
+    filename: str
+    document_sha256: str
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    failure_code: str | None = None
+    failure_detail: str | None = None
+    parameters: list[ParameterSpec]
+    results: list[ParameterResult] = Field(default_factory=list)
+
+
+class JobPage(BaseModel):
+    items: list[JobOut]
+    total: int
+    limit: int
+    offset: int

@@ -1,0 +1,102 @@
+"""HTTP routes for jobs: thin, all logic lives in service.py."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from sqlalchemy.orm import Session
+
+from app.config import get_settings
+from app.db import get_session
+from app.jobs import service
+from app.jobs.queue import enqueue
+from app.jobs.schemas import JobOut, JobPage
+from app.jobs.upload import read_job_upload
+from app.security import Principal, require_role
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+_UPLOAD_SCHEMA = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file", "parameters"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary", "description": "The datasheet PDF"},
+                        "parameters": {
+                            "type": "string",
+                            "description": 'JSON array; each item a name or {"name", "unit"?, "conditions"?, '
+                                           '"notes"?}',
+                        },
+                        "engine": {"type": "string", "enum": ["auto", "agentic", "single-pass"]},
+                        "model": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("", status_code=202, response_model=JobOut, openapi_extra=_UPLOAD_SCHEMA,
+             responses={409: {"description": "Idempotency-Key reused with another body"},
+                        413: {"description": "Upload too large"}, 422: {"description": "Invalid input"}})
+async def submit_job(
+    request: Request,
+    response: Response,
+    idempotency_key: str | None = Header(default=None, alias="Idempotency-Key", max_length=200),
+    principal: Principal = Depends(require_role("submitter")),
+    session: Session = Depends(get_session),
+) -> JobOut:
+    upload = await read_job_upload(request, get_settings().max_upload_bytes)
+    job, created = service.create_job(
+        session,
+        data=upload.data,
+        filename=upload.filename,
+        parameters=upload.parameters,
+        engine=upload.engine,
+        model=upload.model,
+        idempotency_key=idempotency_key,
+        tenant=principal.tenant,
+    )
+    session.commit()
+    if created:
+        enqueue(job.id)
+    else:
+        response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
+    response.headers["Location"] = f"/v1/jobs/{job.id}"
+    return service.job_out(session, job)
+
+
+@router.get("", response_model=JobPage)
+def list_jobs(
+    status: str | None = Query(default=None),
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0),
+    principal: Principal = Depends(require_role("submitter")),
+    session: Session = Depends(get_session),
+) -> JobPage:
+    jobs, total = service.list_jobs(session, tenant=principal.tenant, status=status, limit=limit, offset=offset)
+    return JobPage(items=[service.job_out(session, j) for j in jobs], total=total, limit=limit, offset=offset)
+
+
+@router.get("/{job_id}", response_model=JobOut)
+def get_job(
+    job_id: str,
+    principal: Principal = Depends(require_role("submitter")),
+    session: Session = Depends(get_session),
+) -> JobOut:
+    return service.job_out(session, service.get_job(session, job_id, principal.tenant))
+
+
+@router.post("/{job_id}/cancel", response_model=JobOut)
+def cancel_job(
+    job_id: str,
+    principal: Principal = Depends(require_role("submitter")),
+    session: Session = Depends(get_session),
+) -> JobOut:
+    job = service.cancel_job(session, job_id, principal.tenant)
+    session.flush()
+    return service.job_out(session, job)

@@ -1,0 +1,34 @@
+"""create_app(): routers, error handlers, instrumentation."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.config import get_settings
+from app.errors import install_handlers
+from app.health import router as health_router
+from app.jobs.views import router as jobs_router
+
+log = logging.getLogger(__name__)
+
+
+def create_app() -> FastAPI:
+    settings = get_settings()
+    app = FastAPI(
+        title="dsx",
+        version=__version__,
+        description="Datasheet parameter extraction with a dispatch record: every LLM and tool call is "
+        "recorded, detectors read that record, and suspect answers go to a review queue.",
+    )
+    install_handlers(app)
+    app.include_router(health_router)
+    app.include_router(jobs_router)
+    if settings.auth_mode == "open":
+        log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")
+    return app
+
+
+app = create_app()

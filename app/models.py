@@ -1,0 +1,22 @@
+"""Import every ORM module once, so metadata (Alembic, create_all) sees all tables."""
+
+from app.auth_models import ApiKey
+from app.db import Base
+from app.dispatch.models import SpanRecord
+from app.documents.models import Blob
+from app.jobs.models import Extraction, Job, JobParameter
+from app.review.models import Attribution, Decision, Flag, Grounding
+
+__all__ = [
+    "ApiKey",
+    "Attribution",
+    "Base",
+    "Blob",
+    "Decision",
+    "Extraction",
+    "Flag",
+    "Grounding",
+    "Job",
+    "JobParameter",
+    "SpanRecord",
+]

@@ -1,0 +1,1 @@
+"""Review: detector rules, source grounding, attribution, flags and human decisions."""

@@ -1,0 +1,1 @@
+"""Typed client for the dsx datasheet-extraction service."""

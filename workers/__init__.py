@@ -1,0 +1,1 @@
+"""Celery entry points (thin: they call the pipeline)."""
