@@ -1,0 +1,44 @@
+"""Shared fixtures: an isolated embedded dsx (own data dir, migrated SQLite) per test that asks for it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from app.config import Settings, get_settings, reset_settings  # noqa: E402
+from app.db import reset_engines  # noqa: E402
+from tests.support.paths import CLAIMS_FILE, DATASHEETS_DIR  # noqa: E402
+
+
+@pytest.fixture
+def dsx_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """Embedded dsx in a temporary data dir: SQLite database migrated to head, SQLAlchemy broker."""
+    from app import migrate
+
+    for key in list(os.environ):
+        if key.startswith("DSX_") and key not in ("DSX_SHARED_DIR",) and not key.startswith("DSX_TEST_"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DSX_DATA_DIR", str(tmp_path / "var"))
+    reset_settings()
+    reset_engines()
+    migrate.upgrade()
+    yield get_settings()
+    reset_engines()
+    reset_settings()
+
+
+@pytest.fixture(scope="session")
+def datasheets_dir() -> Path:
+    if not DATASHEETS_DIR.exists():
+        pytest.skip(f"shared datasheets not found at {DATASHEETS_DIR}")
+    return DATASHEETS_DIR
+
+
+@pytest.fixture(scope="session")
+def claims_file() -> Path:
+    return CLAIMS_FILE
