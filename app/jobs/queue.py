@@ -30,10 +30,18 @@ def celery_config() -> dict[str, Any]:
         "task_serializer": "json",
         "accept_content": ["json"],
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {"visibility_timeout": 3600, "polling_interval": 0.5},
+        "broker_transport_options": _transport_options(settings.resolved_broker_url),
         "broker_connection_timeout": 5,
         "worker_hijack_root_logger": False,
     }
+
+
+def _transport_options(broker_url: str) -> dict[str, Any]:
+    if broker_url.startswith("redis"):
+        # Unacked messages return to the queue after this long if a worker vanished.
+        return {"visibility_timeout": 3600}
+    # kombu's SQLAlchemy transport hands its options to create_engine; it polls by itself.
+    return {}
 
 
 @lru_cache(maxsize=4)
