@@ -1,0 +1,90 @@
+"""HTTP routes of the review queue (JSON): thin, the logic lives in decisions.py."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Response
+from fastapi.responses import PlainTextResponse
+from sqlalchemy.orm import Session
+
+from app.config import get_settings
+from app.db import get_session
+from app.review import decisions
+from app.review.decisions import (
+    QueueStatus,
+    ReviewDecision,
+    ReviewDecisionPage,
+    ReviewDecisionRequest,
+    ReviewQueueItem,
+    ReviewQueuePage,
+)
+from app.security import Principal, require_role
+
+router = APIRouter(prefix="/v1", tags=["review"])
+
+_NOT_FOUND = {404: {"description": "No such extraction for this tenant"}}
+
+
+@router.get("/review/queue", response_model=ReviewQueuePage)
+def review_queue(
+    rule: str | None = Query(default=None, max_length=64, description="Only items flagged by this rule"),
+    model: str | None = Query(default=None, max_length=200),
+    job_id: str | None = Query(default=None, max_length=32),
+    status: QueueStatus = Query(default="open", description="open = not decided yet"),
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0),
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> ReviewQueuePage:
+    return decisions.review_queue(session, tenant=principal.tenant, rule=rule, model=model, job_id=job_id,
+                                  status=status, limit=limit, offset=offset)
+
+
+@router.get("/review/items/{extraction_id}", response_model=ReviewQueueItem, responses=_NOT_FOUND)
+def review_item(
+    extraction_id: int,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> ReviewQueueItem:
+    return decisions.review_item(session, extraction_id, tenant=principal.tenant)
+
+
+@router.post("/review/items/{extraction_id}/decision", status_code=201, response_model=ReviewDecision,
+             responses={200: {"description": "Identical to the latest decision: replayed, nothing stored",
+                              "model": ReviewDecision},
+                        422: {"description": "Invalid input, e.g. `correction_required`"}, **_NOT_FOUND})
+def decide(
+    extraction_id: int,
+    body: ReviewDecisionRequest,
+    response: Response,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> ReviewDecision:
+    reviewer = decisions.resolve_reviewer(auth_mode=get_settings().auth_mode, principal_name=principal.name,
+                                          requested=body.reviewer)
+    decision, created = decisions.decide(session, extraction_id, body, reviewer=reviewer, tenant=principal.tenant)
+    if not created:
+        response.status_code = 200
+    return decision
+
+
+@router.get("/reviews", response_model=ReviewDecisionPage)
+def list_reviews(
+    job_id: str | None = Query(default=None, max_length=32),
+    limit: int = Query(default=50, ge=1, le=500),
+    offset: int = Query(default=0, ge=0),
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> ReviewDecisionPage:
+    return decisions.list_decisions(session, tenant=principal.tenant, job_id=job_id, limit=limit, offset=offset)
+
+
+@router.get("/review/corrections.yaml", response_class=PlainTextResponse,
+            responses={200: {"content": {"application/yaml": {}},
+                             "description": "Corrections as gold claims (format of the evaluation set)"}})
+def corrections(
+    job_id: str | None = Query(default=None, max_length=32),
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> PlainTextResponse:
+    body = decisions.corrections_yaml(session, tenant=principal.tenant, job_id=job_id)
+    return PlainTextResponse(body, media_type="application/yaml")

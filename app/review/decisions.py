@@ -1,0 +1,472 @@
+"""Reviewer decisions: the review queue, recording a verdict, the audit list, and corrections as gold claims.
+
+Every function takes a ``tenant`` (``None`` = all tenants, for internal callers) so the JSON API and the
+HTML dashboard share one implementation of the scoping rules. The queue is built from stored rows only:
+an item is a primary extraction (latest attempt of its parameter) with at least one flag of severity
+warning or higher; "open" means no decision has been recorded for it yet.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select
+from sqlalchemy.orm import Session, aliased
+
+from app.agent.schemas import ExtractedValue
+from app.documents.models import Blob
+from app.errors import InvalidInput, NotFound
+from app.jobs.models import Extraction, Job, JobParameter
+from app.jobs.schemas import FlagOut, ValueOut
+from app.review.models import Decision, Flag, Severity
+
+DecisionKind = Literal["approve", "correct", "reject"]
+QueueStatus = Literal["open", "decided", "all"]
+
+DECISIONS: tuple[str, ...] = ("approve", "correct", "reject")
+QUEUE_STATUSES: tuple[str, ...] = ("open", "decided", "all")
+REVIEW_SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity if s.rank >= Severity.warning.rank)
+PRIMARY = "primary"
+
+
+# --- API models -------------------------------------------------------------------------------------------
+
+
+class ReviewCorrection(BaseModel):
+    """The right answer according to the reviewer, in the same shape an engine submits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: list[ExtractedValue] = Field(min_length=1)
+    source_page: int | None = Field(default=None, ge=1)
+    quote: str | None = Field(default=None, max_length=4000)
+
+
+class ReviewDecisionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: DecisionKind
+    comment: str | None = Field(default=None, max_length=4000)
+    correction: ReviewCorrection | None = None
+    reviewer: str | None = Field(default=None, max_length=200,
+                                 description="Used only when the API runs without keys; otherwise the key's name.")
+
+
+class ReviewDecision(BaseModel):
+    id: int
+    job_id: str
+    extraction_id: int
+    parameter: str
+    decision: str
+    reviewer: str
+    comment: str | None = None
+    correction: ReviewCorrection | None = None
+    created_at: datetime
+
+
+class ReviewQueueItem(BaseModel):
+    extraction_id: int
+    job_id: str
+    parameter: str
+    model: str
+    found: bool
+    values: list[ValueOut] = Field(default_factory=list)
+    source_page: int | None = None
+    quote: str | None = None
+    confidence: float | None = None
+    flags: list[FlagOut] = Field(default_factory=list)
+    created_at: datetime
+    decision: ReviewDecision | None = None
+
+
+class ReviewQueuePage(BaseModel):
+    items: list[ReviewQueueItem]
+    total: int
+    counts_by_rule: dict[str, int] = Field(
+        default_factory=dict,
+        description="Items per rule under the same filters except `rule` (so every rule's count stays visible).",
+    )
+
+
+class ReviewDecisionPage(BaseModel):
+    items: list[ReviewDecision]
+    total: int
+    limit: int
+    offset: int
+
+
+# --- Queue ------------------------------------------------------------------------------------------------
+
+
+def _flag_belongs_to_extraction() -> ColumnElement[bool]:
+    """A flag concerns an extraction when raised on it, or on its parameter without naming an extraction
+    (the same attachment rule the job result uses)."""
+    return or_(
+        Flag.extraction_id == Extraction.id,
+        and_(Flag.extraction_id.is_(None), Flag.parameter_id == Extraction.parameter_id),
+    )
+
+
+def _needs_review(rule: str | None = None) -> ColumnElement[bool]:
+    query = select(Flag.id).where(Flag.severity.in_(REVIEW_SEVERITIES), _flag_belongs_to_extraction())
+    if rule:
+        query = query.where(Flag.rule == rule)
+    return query.exists()
+
+
+def _scope(query: Select, *, tenant: str | None, model: str | None, job_id: str | None,
+           status: str) -> Select:
+    """Filters shared by the item list, the total and the per-rule counts."""
+    if status not in QUEUE_STATUSES:
+        raise InvalidInput(f"Unknown review status {status!r}; use one of {', '.join(QUEUE_STATUSES)}.",
+                           code="unknown_status")
+    newer = aliased(Extraction)
+    query = query.where(
+        Extraction.role == PRIMARY,
+        ~exists().where(newer.parameter_id == Extraction.parameter_id, newer.role == PRIMARY,
+                        newer.attempt > Extraction.attempt),
+    )
+    if tenant is not None:
+        query = query.where(Job.tenant == tenant)
+    if job_id:
+        query = query.where(Extraction.job_id == job_id)
+    if model:
+        # Accept the job's alias as well as the model string the engine reported.
+        query = query.where(or_(Extraction.model == model, Job.model == model))
+    decided = exists().where(Decision.extraction_id == Extraction.id)
+    if status == "open":
+        query = query.where(~decided)
+    elif status == "decided":
+        query = query.where(decided)
+    return query
+
+
+def review_queue(
+    session: Session,
+    *,
+    tenant: str | None,
+    rule: str | None = None,
+    model: str | None = None,
+    job_id: str | None = None,
+    status: str = "open",
+    limit: int = 50,
+    offset: int = 0,
+) -> ReviewQueuePage:
+    """Flagged extractions, oldest first (a queue is worked from its head)."""
+    base = select(Extraction, JobParameter.name).join(Job, Job.id == Extraction.job_id).join(
+        JobParameter, JobParameter.id == Extraction.parameter_id)
+    base = _scope(base, tenant=tenant, model=model, job_id=job_id, status=status)
+    listed = base.where(_needs_review(rule))
+    total = session.scalar(select(func.count()).select_from(listed.subquery())) or 0
+    rows = session.execute(listed.order_by(Extraction.created_at, Extraction.id).limit(limit).offset(offset)).all()
+
+    counts = select(Flag.rule, func.count(distinct(Extraction.id))).select_from(Extraction).join(
+        Job, Job.id == Extraction.job_id).join(Flag, _flag_belongs_to_extraction())
+    counts = _scope(counts, tenant=tenant, model=model, job_id=job_id, status=status)
+    counts = counts.where(Flag.severity.in_(REVIEW_SEVERITIES)).group_by(Flag.rule)
+    counts_by_rule = {rule_name: int(n) for rule_name, n in session.execute(counts)}
+
+    items = _queue_items(session, [(extraction, name) for extraction, name in rows])
+    return ReviewQueuePage(items=items, total=int(total), counts_by_rule=counts_by_rule)
+
+
+def review_item(session: Session, extraction_id: int, *, tenant: str | None) -> ReviewQueueItem:
+    """One extraction in queue-item shape, flagged or not (a reviewer may spot-check any answer)."""
+    extraction, _job, parameter = _load_extraction(session, extraction_id, tenant)
+    return _queue_items(session, [(extraction, parameter.name)])[0]
+
+
+def _queue_items(session: Session, rows: list[tuple[Extraction, str]]) -> list[ReviewQueueItem]:
+    if not rows:
+        return []
+    extraction_ids = [e.id for e, _ in rows]
+    parameter_ids = [e.parameter_id for e, _ in rows]
+    flags: dict[int, list[Flag]] = {}
+    flag_rows = session.scalars(select(Flag).where(or_(
+        Flag.extraction_id.in_(extraction_ids),
+        and_(Flag.extraction_id.is_(None), Flag.parameter_id.in_(parameter_ids)),
+    )).order_by(Flag.id))
+    by_parameter = {e.parameter_id: e.id for e, _ in rows}
+    for flag in flag_rows:
+        owner = flag.extraction_id if flag.extraction_id is not None else by_parameter.get(flag.parameter_id)
+        if owner is not None:
+            flags.setdefault(owner, []).append(flag)
+    names = {e.id: name for e, name in rows}
+    decisions = _latest_decisions(session, extraction_ids, names)
+
+    items = []
+    for extraction, name in rows:
+        ordered = sorted(flags.get(extraction.id, []), key=lambda f: (-_rank(f.severity), f.id))
+        items.append(ReviewQueueItem(
+            extraction_id=extraction.id,
+            job_id=extraction.job_id,
+            parameter=name,
+            model=extraction.model,
+            found=extraction.found,
+            values=[ValueOut.model_validate(v) for v in extraction.values or []],
+            source_page=extraction.source_page,
+            quote=extraction.quote,
+            confidence=extraction.confidence,
+            flags=[FlagOut(rule=f.rule, severity=f.severity, message=f.message, rule_version=f.rule_version,
+                           evidence=f.evidence or {}) for f in ordered],
+            created_at=extraction.created_at,
+            decision=decisions.get(extraction.id),
+        ))
+    return items
+
+
+def _rank(severity: str) -> int:
+    try:
+        return Severity(severity).rank
+    except ValueError:
+        return -1
+
+
+def _latest_decisions(session: Session, extraction_ids: list[int], names: dict[int, str]) -> dict[int, ReviewDecision]:
+    latest: dict[int, Decision] = {}
+    for decision in session.scalars(
+        select(Decision).where(Decision.extraction_id.in_(extraction_ids)).order_by(Decision.id)
+    ):
+        latest[decision.extraction_id] = decision
+    return {eid: _decision_out(d, names[eid]) for eid, d in latest.items()}
+
+
+# --- Deciding ---------------------------------------------------------------------------------------------
+
+
+def resolve_reviewer(*, auth_mode: str, principal_name: str, requested: str | None) -> str:
+    """Who signs a decision: the API key's name when keys are on (a caller cannot sign as someone else),
+    otherwise the name the caller gives, or "anonymous"."""
+    if auth_mode == "keys":
+        return principal_name
+    return (requested or "").strip() or "anonymous"
+
+
+def decide(
+    session: Session,
+    extraction_id: int,
+    request: ReviewDecisionRequest,
+    *,
+    reviewer: str,
+    tenant: str | None,
+) -> tuple[ReviewDecision, bool]:
+    """Record a verdict on one extraction. Returns (decision, created).
+
+    Deciding again is allowed (the latest decision counts; the audit list keeps every one), but a request
+    identical to the latest decision is a replay and returns it unchanged, so a client that retries a POST
+    after a lost response never doubles the audit trail. The job's status is left as it is: a
+    ``needs_review`` job stays so as history, and its result shows the decisions.
+    """
+    if request.decision == "correct" and request.correction is None:
+        raise InvalidInput("A correction needs the corrected values (`correction.values`).",
+                           code="correction_required")
+    if request.decision != "correct" and request.correction is not None:
+        raise InvalidInput(f"`correction` is only accepted with decision `correct`, not `{request.decision}`.",
+                           code="unexpected_correction")
+    extraction, job, parameter = _load_extraction(session, extraction_id, tenant)
+    correction = request.correction.model_dump(mode="json") if request.correction else None
+    comment = (request.comment or "").strip() or None
+
+    latest = session.scalar(
+        select(Decision).where(Decision.extraction_id == extraction.id).order_by(Decision.id.desc()).limit(1)
+    )
+    if latest is not None and (latest.decision, latest.correction, latest.comment, latest.reviewer) == (
+        request.decision, correction, comment, reviewer
+    ):
+        return _decision_out(latest, parameter.name), False
+
+    row = Decision(job_id=job.id, extraction_id=extraction.id, decision=request.decision, correction=correction,
+                   comment=comment, reviewer=reviewer, tenant=job.tenant)
+    session.add(row)
+    session.flush()
+    return _decision_out(row, parameter.name), True
+
+
+def _load_extraction(session: Session, extraction_id: int, tenant: str | None) -> tuple[Extraction, Job, JobParameter]:
+    row = session.execute(
+        select(Extraction, Job, JobParameter)
+        .join(Job, Job.id == Extraction.job_id)
+        .join(JobParameter, JobParameter.id == Extraction.parameter_id)
+        .where(Extraction.id == extraction_id, Extraction.role == PRIMARY)
+    ).first()
+    if row is None or (tenant is not None and row[1].tenant != tenant):
+        # Another tenant's extraction is reported exactly like a missing one.
+        raise NotFound(f"No reviewable extraction {extraction_id}.", code="extraction_not_found")
+    return row[0], row[1], row[2]
+
+
+def _decision_out(decision: Decision, parameter: str) -> ReviewDecision:
+    return ReviewDecision(
+        id=decision.id,
+        job_id=decision.job_id,
+        extraction_id=decision.extraction_id,
+        parameter=parameter,
+        decision=decision.decision,
+        reviewer=decision.reviewer,
+        comment=decision.comment,
+        correction=ReviewCorrection.model_validate(decision.correction) if decision.correction else None,
+        created_at=decision.created_at,
+    )
+
+
+# --- Audit list -------------------------------------------------------------------------------------------
+
+
+def list_decisions(
+    session: Session,
+    *,
+    tenant: str | None,
+    job_id: str | None = None,
+    extraction_id: int | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> ReviewDecisionPage:
+    """Every decision ever recorded, newest first (superseded ones included: this is the audit trail)."""
+    query = select(Decision, JobParameter.name).join(Extraction, Extraction.id == Decision.extraction_id).join(
+        JobParameter, JobParameter.id == Extraction.parameter_id)
+    if tenant is not None:
+        query = query.where(Decision.tenant == tenant)
+    if job_id:
+        query = query.where(Decision.job_id == job_id)
+    if extraction_id is not None:
+        query = query.where(Decision.extraction_id == extraction_id)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.execute(query.order_by(Decision.id.desc()).limit(limit).offset(offset)).all()
+    return ReviewDecisionPage(items=[_decision_out(d, name) for d, name in rows], total=int(total),
+                              limit=limit, offset=offset)
+
+
+# --- Corrections as gold claims ---------------------------------------------------------------------------
+
+_UNIT_ASCII = (("µ", "u"), ("μ", "u"), ("Ω", "ohm"), ("Ω", "ohm"), ("℃", "degC"), ("°C", "degC"), ("°", "deg"))
+_ABSOLUTE_MAX = re.compile(r"\babs(olute)?\.?\s*max", re.IGNORECASE)
+_SOURCE_TEXT_CHARS = 200
+
+
+def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str | None = None) -> dict[str, Any]:
+    """Corrected extractions as claims in the evaluation set's format (``version``, ``documents``, ``claims``),
+    one claim per corrected value, so reviewed production answers can extend the gold set.
+
+    Only an extraction whose latest decision is ``correct`` contributes: a later approve or reject withdraws it.
+    """
+    query = (
+        select(Decision, Extraction, JobParameter, Job, Blob)
+        .join(Extraction, Extraction.id == Decision.extraction_id)
+        .join(JobParameter, JobParameter.id == Extraction.parameter_id)
+        .join(Job, Job.id == Decision.job_id)
+        .join(Blob, Blob.sha256 == Job.blob_sha256)
+        .order_by(Decision.id)
+    )
+    if tenant is not None:
+        query = query.where(Decision.tenant == tenant)
+    if job_id:
+        query = query.where(Decision.job_id == job_id)
+    latest: dict[int, tuple[Decision, Extraction, JobParameter, Job, Blob]] = {}
+    for row in session.execute(query):
+        latest[row[0].extraction_id] = tuple(row)  # type: ignore[assignment]
+
+    documents: dict[str, dict[str, Any]] = {}
+    keys_by_sha: dict[str, str] = {}
+    claims: list[dict[str, Any]] = []
+    used_ids: set[str] = set()
+    for decision, extraction, parameter, job, blob in latest.values():
+        if decision.decision != "correct" or not decision.correction:
+            continue
+        correction = ReviewCorrection.model_validate(decision.correction)
+        doc_key = _document_key(job.filename, blob.sha256, keys_by_sha)
+        documents.setdefault(doc_key, {"file": job.filename, "pages": blob.page_count, "title": job.filename,
+                                       "sha256": blob.sha256})
+        page = correction.source_page or extraction.source_page
+        source_text = _collapse(correction.quote or extraction.quote or "")[:_SOURCE_TEXT_CHARS]
+        for value in correction.values:
+            claim_id = _unique(f"{doc_key}-{_slug(parameter.name)}", used_ids)
+            claim: dict[str, Any] = {"id": claim_id, "document": doc_key, "parameter": parameter.name,
+                                     "kind": _kind(value, parameter)}
+            for field in ("min", "typical", "max"):
+                number = getattr(value, field)
+                if number is not None:
+                    claim[field] = number
+            if value.unit:
+                claim["unit"] = ascii_unit(value.unit)
+            claim["conditions"] = list(value.conditions)
+            if page is not None:
+                claim["page"] = page
+            if source_text:
+                claim["source_text"] = source_text
+                needles = _needles(value, source_text)
+                if needles:
+                    claim["needles"] = needles
+            note = f"Reviewer correction by {decision.reviewer} on {decision.created_at:%Y-%m-%d} " \
+                   f"(job {job.id}, extraction {extraction.id})."
+            claim["notes"] = f"{note} {decision.comment}" if decision.comment else note
+            claims.append(claim)
+    return {"version": 1, "documents": documents, "claims": claims}
+
+
+def corrections_yaml(session: Session, *, tenant: str | None, job_id: str | None = None) -> str:
+    data = corrections_as_claims(session, tenant=tenant, job_id=job_id)
+    header = "# Reviewer corrections exported as gold claims (schema of the evaluation set's dev_claims.yaml).\n"
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
+
+
+def ascii_unit(unit: str) -> str:
+    """The evaluation set writes units in ASCII (uA, kohm, degC, ppm/degC)."""
+    for glyph, ascii_form in _UNIT_ASCII:
+        unit = unit.replace(glyph, ascii_form)
+    return unit.strip()
+
+
+def _kind(value: ExtractedValue, parameter: JobParameter) -> str:
+    described = " ".join([parameter.name, parameter.notes or "", *value.conditions])
+    if _ABSOLUTE_MAX.search(described):
+        return "max_rating"
+    if value.min is not None and value.max is not None:
+        return "range"
+    if value.min is not None:
+        return "min"
+    if value.max is not None:
+        return "max"
+    return "typical"
+
+
+def _needles(value: ExtractedValue, source_text: str) -> list[str]:
+    """Up to three printed forms of the stated numbers that really occur in the source text."""
+    needles: list[str] = []
+    for number in (value.min, value.typical, value.max):
+        if number is None:
+            continue
+        printed = f"{number:g}"
+        if printed in source_text and printed not in needles:
+            needles.append(printed)
+    return needles[:3]
+
+
+def _document_key(filename: str, sha256: str, keys_by_sha: dict[str, str]) -> str:
+    if sha256 in keys_by_sha:
+        return keys_by_sha[sha256]
+    stem = filename.rsplit(".", 1)[0] if "." in filename else filename
+    key = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_") or "document"
+    if key in keys_by_sha.values():
+        key = f"{key}_{sha256[:8]}"
+    keys_by_sha[sha256] = key
+    return key
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "parameter"
+
+
+def _unique(candidate: str, used: set[str]) -> str:
+    claim_id, n = candidate, 2
+    while claim_id in used:
+        claim_id, n = f"{candidate}-{n}", n + 1
+    used.add(claim_id)
+    return claim_id
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
