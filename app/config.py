@@ -43,13 +43,17 @@ class Settings(BaseSettings):
     call_timeout_s: float = 120.0
     parameter_timeout_s: float = 600.0
     token_budget: int = 400_000
-    llm_max_retries: int = 3
+    llm_max_retries: int = 3  # retries after the first attempt, on 429/5xx/timeouts
+    llm_backoff_s: float = 1.0  # first retry delay; doubles per retry (with jitter), Retry-After honoured
+    llm_backoff_max_s: float = 30.0
+    llm_max_output_tokens: int = 4096  # per call: bounds a runaway generation (a repeated token)
 
     # Worker behaviour.
     max_deliveries: int = 3
 
     # Observability.
     otlp_endpoint: str | None = None
+    otlp_attribute_max_chars: int = 2048  # exported attributes are cut here; the database keeps all
     metrics_dir: Path | None = None
 
     # Security.
