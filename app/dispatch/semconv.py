@@ -48,10 +48,17 @@ DSX_TOOL_SURFACE_VERSION = "dsx.tool_surface.version"
 # dsx attributes: invoke_agent outcome.
 DSX_OUTCOME = "dsx.outcome"  # submitted | submit_not_called | budget_exhausted | provider_error | timeout
 DSX_TURNS = "dsx.turns"
+DSX_ERROR_DETAIL = "dsx.error.detail"  # human sentence for a typed engine error
+
+# Full inputs/outputs ride on the live span as JSON strings under these keys: the database exporter moves
+# them into the stored ``payload`` (never truncated); exported OTLP attributes carry a truncated preview.
+DSX_PAYLOAD_INPUT = "dsx.payload.input"
+DSX_PAYLOAD_OUTPUT = "dsx.payload.output"
 
 # dsx attributes: route_engine.
 DSX_ROUTE_ENGINE = "dsx.route.engine"
 DSX_ROUTE_REASON = "dsx.route.reason"
+DSX_ROUTE_DOCUMENT_MODE = "dsx.route.document_mode"  # single-pass input: text | pdf | images
 
 # dsx attributes: chat spans.
 DSX_HTTP_STATUS = "dsx.http.status_code"
@@ -64,6 +71,8 @@ DSX_LLM_REASONING_EXPECTED = "dsx.llm.reasoning_expected"  # bool: the model is 
 DSX_LLM_COST_USD = "dsx.llm.cost_usd"
 DSX_LLM_ERROR_TYPE = "dsx.llm.error_type"  # provider error class, absent on success
 DSX_LLM_OUTCOME = "dsx.llm.outcome"  # tool_call | text_only | empty | error
+DSX_LLM_REQUEST_CHARS = "dsx.llm.request_chars"  # characters of the messages sent on this call
+DSX_LLM_LATENCY_MS = "dsx.llm.latency_ms"  # provider round trip as seen by the client
 
 # dsx attributes: execute_tool spans.
 DSX_TOOL_OUTCOME = "dsx.tool.outcome"  # ok | error | empty
