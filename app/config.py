@@ -54,7 +54,9 @@ class Settings(BaseSettings):
     # Observability.
     otlp_endpoint: str | None = None
     otlp_attribute_max_chars: int = 2048  # exported attributes are cut here; the database keeps all
-    metrics_dir: Path | None = None
+    # prometheus-client's multiprocess directory. The library reads PROMETHEUS_MULTIPROC_DIR itself, so the
+    # setting mirrors that variable (a second name could disagree with what the library does).
+    metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
 
     # Security.
     auth_mode: str = Field(default="open", description="open | keys")
@@ -85,8 +87,9 @@ class Settings(BaseSettings):
         return self.database_url is None or self.database_url.startswith("sqlite")
 
     def ensure_dirs(self) -> None:
-        for path in (self.data_dir, self.blob_dir, self.index_cache_dir):
-            path.mkdir(parents=True, exist_ok=True)
+        for path in (self.data_dir, self.blob_dir, self.index_cache_dir, self.metrics_dir):
+            if path is not None:
+                path.mkdir(parents=True, exist_ok=True)
 
 
 @lru_cache(maxsize=1)
@@ -108,4 +111,8 @@ def environment_for_children() -> dict[str, str]:
     env["DSX_DATA_DIR"] = str(settings.data_dir.resolve())
     env["DSX_DATABASE_URL"] = settings.resolved_database_url
     env["DSX_BROKER_URL"] = settings.resolved_broker_url
+    # API and worker processes share one metrics directory, so /metrics also reports what the workers did.
+    metrics_dir = (settings.metrics_dir or settings.data_dir / "metrics").resolve()
+    metrics_dir.mkdir(parents=True, exist_ok=True)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     return env
