@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     auth_mode: str = Field(default="open", description="open | keys")
     allow_open_in_production: bool = False
 
+    # Client side (`dsx submit`, `dsx jobs`, ...): which server to call; the config file fills what is unset.
+    server: str | None = None
+    api_key: str | None = None
+    client_config: Path = Path("~/.config/dsx/config.toml")
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:
