@@ -1,0 +1,195 @@
+"""The synchronous client."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from dsx_client import _core
+from dsx_client._core import Call, ItemRef, JobRef, ParameterInput, PdfInput, PollSchedule, RetryPolicy
+from dsx_client.errors import DsxConnectionError, InvalidTransition, JobFailed, WaitTimeout
+from dsx_client.models import (
+    Correction,
+    Decision,
+    DecisionPage,
+    Job,
+    JobPage,
+    ParameterResult,
+    QueueItem,
+    QueuePage,
+    Trace,
+)
+
+log = logging.getLogger("dsx_client")
+
+ProgressCallback = Callable[[Job], Any]
+
+
+class Client:
+    """Talks to a dsx server. Safe to reuse across calls; close it (or use ``with``) when done.
+
+    Connection errors, 429 and 5xx answers are retried with backoff (``retries`` times); submits carry an
+    Idempotency-Key so a retry never creates a second job. API errors raise subclasses of
+    :class:`dsx_client.errors.ApiError` chosen by the problem detail's ``code``.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = _core.DEFAULT_TIMEOUT,
+        *,
+        retries: int = 3,
+        backoff: float = 0.5,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self.base_url = _core.normalise_base_url(base_url)
+        self.retry = RetryPolicy(retries=retries, backoff=backoff)
+        self._http = httpx.Client(base_url=self.base_url, headers=_core.headers(api_key),
+                                  timeout=httpx.Timeout(timeout), transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- jobs -------------------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        pdf: PdfInput,
+        parameters: ParameterInput | Iterable[ParameterInput],
+        *,
+        engine: str | None = None,
+        model: str | None = None,
+        idempotency_key: str | None = None,
+        filename: str | None = None,
+    ) -> Job:
+        """Upload a datasheet and the parameters to extract; returns the queued job (or, for a key already
+        used with the same request, the job it created)."""
+        call = _core.submit_call(pdf, parameters, engine=engine, model=model, idempotency_key=idempotency_key,
+                                 filename=filename)
+        return _core.parse(self._send(call), Job)
+
+    def get(self, job: JobRef) -> Job:
+        return _core.parse(self._send(Call("GET", f"/v1/jobs/{_core.job_id_of(job)}")), Job)
+
+    def list_jobs(self, *, status: str | None = None, limit: int = 50, offset: int = 0) -> JobPage:
+        """Jobs of this tenant, newest first."""
+        call = Call("GET", "/v1/jobs", params={"status": status, "limit": limit, "offset": offset})
+        return _core.parse(self._send(call), JobPage)
+
+    def cancel(self, job: JobRef) -> Job:
+        job_id = _core.job_id_of(job)
+        try:
+            return _core.parse(self._send(Call("POST", f"/v1/jobs/{job_id}/cancel")), Job)
+        except InvalidTransition:
+            # A retried cancel whose first attempt landed finds the job already cancelled: that is success.
+            current = self.get(job_id)
+            if current.status == "cancelled":
+                return current
+            raise
+
+    def wait(
+        self,
+        job: JobRef,
+        timeout: float = 600.0,
+        *,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+        on_progress: ProgressCallback | None = None,
+    ) -> Job:
+        """Poll until the job is terminal (done, needs_review, failed, cancelled) and return it.
+
+        ``on_progress(job)`` is called with every snapshot; raises :class:`WaitTimeout` after ``timeout``
+        seconds (the job keeps running on the server).
+        """
+        deadline = time.monotonic() + timeout
+        current = job if isinstance(job, Job) and job.is_terminal else self.get(job)
+        for interval in PollSchedule(initial=poll_interval, maximum=max_poll_interval):
+            if on_progress is not None:
+                on_progress(current)
+            if current.is_terminal:
+                return current
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeout(current, timeout)
+            time.sleep(min(interval, remaining))
+            current = self.get(current.job_id)
+        raise AssertionError("unreachable")  # PollSchedule is endless
+
+    def result(self, job: JobRef, timeout: float = 600.0, *,
+               on_progress: ProgressCallback | None = None) -> list[ParameterResult]:
+        """The answers of a job, waiting for it if needed; raises :class:`JobFailed` for a failed or
+        cancelled job."""
+        finished = self.wait(job, timeout, on_progress=on_progress)
+        if finished.status in ("failed", "cancelled"):
+            raise JobFailed(finished)
+        return finished.results
+
+    def trace(self, job: JobRef) -> Trace:
+        """The job's dispatch record: every agent run, LLM call and tool call (``.roots()`` for the tree)."""
+        return _core.parse(self._send(Call("GET", f"/v1/jobs/{_core.job_id_of(job)}/trace")), Trace)
+
+    # --- review -----------------------------------------------------------------------------------------
+
+    def queue(self, *, status: str = "open", rule: str | None = None, model: str | None = None,
+              job: JobRef | None = None, limit: int = 50, offset: int = 0) -> QueuePage:
+        """Flagged answers awaiting review (``status="decided"`` or ``"all"`` for history)."""
+        params = {"status": status, "rule": rule, "model": model, "limit": limit, "offset": offset,
+                  "job_id": _core.job_id_of(job) if job is not None else None}
+        return _core.parse(self._send(Call("GET", "/v1/review/queue", params=params)), QueuePage)
+
+    def item(self, item: ItemRef) -> QueueItem:
+        call = Call("GET", f"/v1/review/items/{_core.extraction_id_of(item)}")
+        return _core.parse(self._send(call), QueueItem)
+
+    def decide(self, item: ItemRef, decision: str, *, comment: str | None = None,
+               correction: Correction | Mapping[str, Any] | None = None, reviewer: str | None = None) -> Decision:
+        """Approve, correct (with ``correction``) or reject one answer."""
+        call = _core.decision_call(item, decision, comment=comment, reviewer=reviewer, correction=correction)
+        return _core.parse(self._send(call), Decision)
+
+    def reviews(self, *, job: JobRef | None = None, limit: int = 50, offset: int = 0) -> DecisionPage:
+        """The audit list of decisions, newest first."""
+        params = {"job_id": _core.job_id_of(job) if job is not None else None, "limit": limit, "offset": offset}
+        return _core.parse(self._send(Call("GET", "/v1/reviews", params=params)), DecisionPage)
+
+    def corrections_yaml(self, *, job: JobRef | None = None) -> str:
+        """Reviewer corrections as gold claims (YAML in the evaluation set's format)."""
+        params = {"job_id": _core.job_id_of(job) if job is not None else None}
+        return _core.text(self._send(Call("GET", "/v1/review/corrections.yaml", params=params)))
+
+    # --- transport --------------------------------------------------------------------------------------
+
+    def _send(self, call: Call) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, **call.kwargs())
+            except _core.RETRYABLE_ERRORS as exc:
+                if attempt >= self.retry.retries:
+                    raise DsxConnectionError(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
+                delay = self.retry.delay(attempt)
+                log.info("%s %s failed (%r); retry %d in %.2fs", call.method, call.path, exc, attempt + 1, delay)
+            except httpx.TransportError as exc:
+                raise DsxConnectionError(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
+            else:
+                if attempt >= self.retry.retries or not self.retry.retryable_status(response.status_code):
+                    return response
+                delay = self.retry.delay(attempt, response)
+                log.info("%s %s answered %d; retry %d in %.2fs", call.method, call.path, response.status_code,
+                         attempt + 1, delay)
+                response.close()
+            attempt += 1
+            time.sleep(delay)

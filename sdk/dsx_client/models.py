@@ -1,0 +1,270 @@
+"""Typed views of the dsx API's JSON, field for field the server's OpenAPI schemas.
+
+Response models keep unknown fields (``extra="allow"``) so an older client still round-trips what a newer
+server sends; a test compares these fields with the server's OpenAPI document so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TERMINAL_STATUSES = frozenset({"done", "needs_review", "failed", "cancelled"})
+_UNFINISHED_PARAMETER_STATUSES = frozenset({"pending", "queued", "running"})
+
+DecisionKind = Literal["approve", "correct", "reject"]
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Parameter(BaseModel):
+    """A requested parameter (server schema ``ParameterSpec``). A bare string means ``Parameter(name=...)``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+    notes: str | None = None
+
+
+class Value(BaseModel):
+    """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+
+    def __str__(self) -> str:
+        parts = [f"{label} {getattr(self, key):g}" for key, label in (("min", "min"), ("typical", "typ"),
+                                                                      ("max", "max")) if getattr(self, key) is not None]
+        text = " / ".join(parts)
+        return f"{text} {self.unit}" if self.unit else text
+
+
+class Flag(_Response):
+    """A detector finding on an answer (server schema ``FlagOut``)."""
+
+    rule: str
+    severity: str
+    message: str
+    rule_version: str | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+
+class Review(_Response):
+    """The latest reviewer decision as shown in a job result (server schema ``DecisionOut``)."""
+
+    decision: str
+    reviewer: str
+    comment: str | None = None
+    correction: dict[str, Any] | None = None
+    created_at: datetime
+
+
+class ParameterResult(_Response):
+    parameter: str
+    found: bool
+    values: list[Value] = Field(default_factory=list)
+    source_page: int | None = None
+    quote: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    flags: list[Flag] = Field(default_factory=list)
+    status: str = "pending"
+    engine: str | None = None
+    model: str | None = None
+    error_code: str | None = None
+    extraction_id: int | None = None
+    review: Review | None = None
+
+
+class Job(_Response):
+    """A job and, once it has run, its results (server schema ``JobOut``)."""
+
+    job_id: str
+    status: str
+    engine: str
+    model: str
+    filename: str
+    document_sha256: str
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    failure_code: str | None = None
+    failure_detail: str | None = None
+    parameters: list[Parameter]
+    results: list[ParameterResult] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.job_id
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(parameters finished, parameters requested)."""
+        finished = sum(1 for r in self.results if r.status not in _UNFINISHED_PARAMETER_STATUSES)
+        return (len(self.parameters) if self.is_terminal else finished), len(self.parameters)
+
+    @property
+    def flags(self) -> list[Flag]:
+        return [flag for result in self.results for flag in result.flags]
+
+
+class JobPage(_Response):
+    items: list[Job]
+    total: int
+    limit: int
+    offset: int
+
+
+class Correction(BaseModel):
+    """The right answer, as a reviewer gives it (server schema ``ReviewCorrection``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: list[Value] = Field(min_length=1)
+    source_page: int | None = Field(default=None, ge=1)
+    quote: str | None = None
+
+
+class DecisionRequest(BaseModel):
+    """Body of a decision POST (server schema ``ReviewDecisionRequest``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: DecisionKind
+    comment: str | None = None
+    correction: Correction | None = None
+    reviewer: str | None = None
+
+
+class Decision(_Response):
+    """A stored reviewer decision (server schema ``ReviewDecision``)."""
+
+    id: int
+    job_id: str
+    extraction_id: int
+    parameter: str
+    decision: str
+    reviewer: str
+    comment: str | None = None
+    correction: Correction | None = None
+    created_at: datetime
+
+
+class QueueItem(_Response):
+    """A flagged answer waiting for (or having) a reviewer decision (server schema ``ReviewQueueItem``)."""
+
+    extraction_id: int
+    job_id: str
+    parameter: str
+    model: str
+    found: bool
+    values: list[Value] = Field(default_factory=list)
+    source_page: int | None = None
+    quote: str | None = None
+    confidence: float | None = None
+    flags: list[Flag] = Field(default_factory=list)
+    created_at: datetime
+    decision: Decision | None = None
+
+
+class QueuePage(_Response):
+    items: list[QueueItem]
+    total: int
+    counts_by_rule: dict[str, int] = Field(default_factory=dict)
+
+
+class DecisionPage(_Response):
+    items: list[Decision]
+    total: int
+    limit: int
+    offset: int
+
+
+class Span(_Response):
+    """One call of the dispatch record (an agent run, an LLM call, a tool call), with its children."""
+
+    span_id: str
+    parent_span_id: str | None = None
+    name: str
+    children: list[Span] = Field(default_factory=list)
+
+    def walk(self) -> list[Span]:
+        """This span and every descendant, depth first."""
+        found = [self]
+        for child in self.children:
+            found.extend(child.walk())
+        return found
+
+
+class Trace(_Response):
+    """A job's dispatch record as the server returns it; :meth:`roots` gives the span tree."""
+
+    job_id: str | None = None
+
+    def roots(self) -> list[Span]:
+        """Top-level spans, children attached, whether the server sent a nested tree or a flat list."""
+        return span_tree(self.model_dump())
+
+
+def span_tree(payload: Any) -> list[Span]:
+    """Build span trees from any JSON holding span objects (``span_id`` + ``name``): nested through
+    ``children`` or flat with ``parent_span_id``; spans whose parent is absent become roots."""
+    flat: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+
+    def collect(node: Any, parent: str | None) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("span_id"), str) and isinstance(node.get("name"), str):
+                span = {k: v for k, v in node.items() if k != "children"}
+                span.setdefault("parent_span_id", parent)
+                if span["span_id"] not in flat:
+                    order.append(span["span_id"])
+                flat[span["span_id"]] = span
+                for child in node.get("children") or []:
+                    collect(child, span["span_id"])
+                return
+            for value in node.values():
+                collect(value, parent)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value, parent)
+
+    collect(payload, None)
+    spans = {span_id: Span.model_validate({**flat[span_id], "children": []}) for span_id in order}
+    roots: list[Span] = []
+    for span_id in order:
+        span = spans[span_id]
+        parent = spans.get(span.parent_span_id or "")
+        if parent is not None and not _in_cycle(span_id, spans):
+            parent.children.append(span)
+        else:
+            roots.append(span)
+    return roots
+
+
+def _in_cycle(span_id: str, spans: dict[str, Span]) -> bool:
+    """True when following parents from ``span_id`` comes back to it (a corrupt record must not hang us)."""
+    seen: set[str] = set()
+    current: str | None = span_id
+    while current is not None and current in spans:
+        if current in seen:
+            return current == span_id
+        seen.add(current)
+        current = spans[current].parent_span_id
+    return False
