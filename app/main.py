@@ -11,6 +11,7 @@ from app.config import get_settings
 from app.errors import install_handlers
 from app.health import router as health_router
 from app.jobs.views import router as jobs_router
+from app.metrics import router as metrics_router
 from app.review.api import router as review_router
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ def create_app() -> FastAPI:
     install_handlers(app)
     app.include_router(health_router)
     app.include_router(jobs_router)
+    app.include_router(metrics_router)
     app.include_router(review_router)
     if settings.auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")

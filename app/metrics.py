@@ -97,7 +97,7 @@ LLM_REQUESTS = Counter(
     ["model", "outcome", "status_class"], namespace=NAMESPACE,
 )
 LLM_DURATION = Histogram(
-    "llm_request_duration_seconds", "Wall time of one LLM call attempt.",
+    "llm_request_duration_seconds", "Provider round trip of one LLM call attempt, as seen by the client.",
     ["model"], namespace=NAMESPACE, buckets=_LLM_BUCKETS,
 )
 LLM_NO_TOOL_CALL = Counter(
@@ -244,7 +244,8 @@ def observe_chat_span(span: ReadableSpan) -> None:
     outcome = _one_of(outcome, _LLM_OUTCOMES)
     status = _as_int(attributes.get(semconv.DSX_HTTP_STATUS))
     LLM_REQUESTS.labels(model=model, outcome=outcome, status_class=_status_class(status)).inc()
-    duration = _duration_s(span)
+    latency_ms = _as_float(attributes.get(semconv.DSX_LLM_LATENCY_MS))
+    duration = latency_ms / 1000 if latency_ms is not None else _duration_s(span)
     if duration is not None:
         LLM_DURATION.labels(model=model).observe(duration)
 

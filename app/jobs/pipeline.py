@@ -12,6 +12,7 @@ import time
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import metrics
 from app.agent import engines
 from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
@@ -40,6 +41,7 @@ def run(job_id: str) -> str:
         if job.deliveries > settings.max_deliveries:
             transition(job, JobStatus.failed, failure_code="poison_job",
                        detail=f"Delivered {job.deliveries} times without finishing.")
+            metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
             return job.status
         if status is JobStatus.queued:
             transition(job, JobStatus.running)
@@ -72,11 +74,13 @@ def run(job_id: str) -> str:
             return job.status
         target = JobStatus.needs_review if _has_review_flags(session, job_id) else JobStatus.done
         transition(job, target)
+        metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
         log.info("job %s %s in %.1fs", job_id, target.value, time.perf_counter() - started)
         return job.status
 
 
 def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model: ModelConfig, engine: str) -> None:
+    started = time.perf_counter()
     with session_scope() as session:
         parameter = session.get(JobParameter, parameter_id)
         if parameter is None or parameter.status == "done":
@@ -105,6 +109,9 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
         review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
                                  cross_check=cross_row)
         parameter.status = "done"
+        metrics.observe_parameter(time.perf_counter() - started, outcome.engine, outcome.error_code, model.alias)
+        raised = select(Flag.rule, Flag.severity).where(Flag.parameter_id == parameter_id)
+        metrics.observe_flags(session.execute(raised))
 
 
 def _wants_cross_check(model: ModelConfig) -> bool:
@@ -156,4 +163,5 @@ def _fail(job_id: str, code: str, detail: str) -> str:
         job = get_job(session, job_id)
         if not JobStatus(job.status).is_terminal:
             transition(job, JobStatus.failed, failure_code=code, detail=detail)
+            metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
         return job.status

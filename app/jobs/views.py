@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sqlalchemy.orm import Session
 
+from app import metrics
 from app.config import get_settings
 from app.db import get_session
 from app.jobs import service
@@ -64,6 +65,7 @@ async def submit_job(
     session.commit()
     if created:
         enqueue(job.id)
+        metrics.observe_job_submitted(job.engine)
     else:
         response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
     response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -99,4 +101,5 @@ def cancel_job(
 ) -> JobOut:
     job = service.cancel_job(session, job_id, principal.tenant)
     session.flush()
+    metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
     return service.job_out(session, job)
