@@ -141,9 +141,10 @@ class AsyncClient:
             raise JobFailed(finished)
         return finished.results
 
-    async def trace(self, job: JobRef) -> Trace:
-        """The job's dispatch record: every agent run, LLM call and tool call (``.roots()`` for the tree)."""
-        return _core.parse(await self._send(Call("GET", f"/v1/jobs/{_core.job_id_of(job)}/trace")), Trace)
+    async def trace(self, job: JobRef, *, payload: bool = True) -> Trace:
+        """The job's dispatch record as a span tree (``payload=False`` leaves out full inputs/outputs)."""
+        call = Call("GET", f"/v1/jobs/{_core.job_id_of(job)}/trace", params={"payload": str(payload).lower()})
+        return _core.parse(await self._send(call), Trace)
 
     # --- review -----------------------------------------------------------------------------------------
 

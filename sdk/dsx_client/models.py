@@ -197,11 +197,24 @@ class DecisionPage(_Response):
 
 
 class Span(_Response):
-    """One call of the dispatch record (an agent run, an LLM call, a tool call), with its children."""
+    """One call of the dispatch record (an agent run, an LLM call, a tool call) with its children
+    (server schema ``SpanNode``)."""
 
+    trace_id: str
     span_id: str
     parent_span_id: str | None = None
     name: str
+    kind: str = "INTERNAL"
+    start_ns: int
+    end_ns: int
+    duration_ms: float
+    status_code: str = "UNSET"
+    status_message: str | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    job_id: str | None = None
+    parameter_id: int | None = None
+    payload: dict[str, Any] | None = None
     children: list[Span] = Field(default_factory=list)
 
     def walk(self) -> list[Span]:
@@ -213,58 +226,13 @@ class Span(_Response):
 
 
 class Trace(_Response):
-    """A job's dispatch record as the server returns it; :meth:`roots` gives the span tree."""
+    """A job's dispatch record: one ``invoke_agent`` root per parameter and role (server schema ``JobTrace``)."""
 
-    job_id: str | None = None
+    job_id: str
+    span_count: int
+    trace_ids: list[str] = Field(default_factory=list)
+    roots: list[Span] = Field(default_factory=list)
 
-    def roots(self) -> list[Span]:
-        """Top-level spans, children attached, whether the server sent a nested tree or a flat list."""
-        return span_tree(self.model_dump())
-
-
-def span_tree(payload: Any) -> list[Span]:
-    """Build span trees from any JSON holding span objects (``span_id`` + ``name``): nested through
-    ``children`` or flat with ``parent_span_id``; spans whose parent is absent become roots."""
-    flat: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-
-    def collect(node: Any, parent: str | None) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("span_id"), str) and isinstance(node.get("name"), str):
-                span = {k: v for k, v in node.items() if k != "children"}
-                span.setdefault("parent_span_id", parent)
-                if span["span_id"] not in flat:
-                    order.append(span["span_id"])
-                flat[span["span_id"]] = span
-                for child in node.get("children") or []:
-                    collect(child, span["span_id"])
-                return
-            for value in node.values():
-                collect(value, parent)
-        elif isinstance(node, list):
-            for value in node:
-                collect(value, parent)
-
-    collect(payload, None)
-    spans = {span_id: Span.model_validate({**flat[span_id], "children": []}) for span_id in order}
-    roots: list[Span] = []
-    for span_id in order:
-        span = spans[span_id]
-        parent = spans.get(span.parent_span_id or "")
-        if parent is not None and not _in_cycle(span_id, spans):
-            parent.children.append(span)
-        else:
-            roots.append(span)
-    return roots
-
-
-def _in_cycle(span_id: str, spans: dict[str, Span]) -> bool:
-    """True when following parents from ``span_id`` comes back to it (a corrupt record must not hang us)."""
-    seen: set[str] = set()
-    current: str | None = span_id
-    while current is not None and current in spans:
-        if current in seen:
-            return current == span_id
-        seen.add(current)
-        current = spans[current].parent_span_id
-    return False
+    def spans(self) -> list[Span]:
+        """Every span of the record, depth first."""
+        return [span for root in self.roots for span in root.walk()]
