@@ -26,12 +26,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
@@ -377,6 +378,8 @@ router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", include_in_schema=False)
-def metrics() -> Response:
-    """Prometheus text exposition (unauthenticated, like every scrape target; do not expose it publicly)."""
-    return Response(generate_latest(scrape_registry()), media_type=CONTENT_TYPE_LATEST)
+def metrics(request: Request) -> Response:
+    """Prometheus exposition, text or OpenMetrics as the scraper asks (unauthenticated, like every scrape
+    target: keep it off the public network)."""
+    encode, content_type = choose_encoder(request.headers.get("accept", ""))
+    return Response(encode(scrape_registry()), media_type=content_type)
