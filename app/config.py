@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -50,6 +51,9 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     max_deliveries: int = 3
+
+    # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
+    review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     # Observability.
     otlp_endpoint: str | None = None
