@@ -9,7 +9,7 @@ warning or higher; "open" means no decision has been recorded for it yet.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import yaml
@@ -213,7 +213,7 @@ def _queue_items(session: Session, rows: list[tuple[Extraction, str]]) -> list[R
             confidence=extraction.confidence,
             flags=[FlagOut(rule=f.rule, severity=f.severity, message=f.message, rule_version=f.rule_version,
                            evidence=f.evidence or {}) for f in ordered],
-            created_at=extraction.created_at,
+            created_at=_utc(extraction.created_at),
             decision=decisions.get(extraction.id),
         ))
     return items
@@ -309,8 +309,13 @@ def _decision_out(decision: Decision, parameter: str) -> ReviewDecision:
         reviewer=decision.reviewer,
         comment=decision.comment,
         correction=ReviewCorrection.model_validate(decision.correction) if decision.correction else None,
-        created_at=decision.created_at,
+        created_at=_utc(decision.created_at),
     )
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite hands stored times back without a zone; they were written in UTC, so say so in the API."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 # --- Audit list -------------------------------------------------------------------------------------------
@@ -345,6 +350,7 @@ def list_decisions(
 _UNIT_ASCII = (("µ", "u"), ("μ", "u"), ("Ω", "ohm"), ("Ω", "ohm"), ("℃", "degC"), ("°C", "degC"), ("°", "deg"))
 _ABSOLUTE_MAX = re.compile(r"\babs(olute)?\.?\s*max", re.IGNORECASE)
 _SOURCE_TEXT_CHARS = 200
+_NUMBER_TOKEN = re.compile(r"(?<![\w.,])[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)(?![\d])")
 
 
 def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str | None = None) -> dict[str, Any]:
@@ -434,15 +440,26 @@ def _kind(value: ExtractedValue, parameter: JobParameter) -> str:
 
 
 def _needles(value: ExtractedValue, source_text: str) -> list[str]:
-    """Up to three printed forms of the stated numbers that really occur in the source text."""
+    """The stated numbers as printed in the source text (``3.0``, not ``3``), matched numerically token by
+    token, so a needle never matches inside a longer number."""
+    printed = [(token, _number(token)) for token in _NUMBER_TOKEN.findall(source_text)]
     needles: list[str] = []
     for number in (value.min, value.typical, value.max):
         if number is None:
             continue
-        printed = f"{number:g}"
-        if printed in source_text and printed not in needles:
-            needles.append(printed)
+        for token, parsed in printed:
+            if parsed is not None and abs(parsed - number) <= 1e-9 * max(1.0, abs(number)):
+                if token not in needles:
+                    needles.append(token)
+                break
     return needles[:3]
+
+
+def _number(token: str) -> float | None:
+    try:
+        return float(token.replace(",", "."))
+    except ValueError:
+        return None
 
 
 def _document_key(filename: str, sha256: str, keys_by_sha: dict[str, str]) -> str:
