@@ -5,14 +5,19 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from app import __version__
 from app.config import get_settings
+from app.dispatch.views import router as dispatch_router
 from app.errors import install_handlers
 from app.health import router as health_router
 from app.jobs.views import router as jobs_router
 from app.metrics import router as metrics_router
 from app.review.api import router as review_router
+from app.review.views import STATIC_DIR as REVIEW_STATIC_DIR
+from app.review.views import STATIC_PATH as REVIEW_STATIC_PATH
+from app.review.views import router as review_dashboard_router
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +33,11 @@ def create_app() -> FastAPI:
     install_handlers(app)
     app.include_router(health_router)
     app.include_router(jobs_router)
+    app.include_router(dispatch_router)
     app.include_router(metrics_router)
     app.include_router(review_router)
+    app.include_router(review_dashboard_router)
+    app.mount(REVIEW_STATIC_PATH, StaticFiles(directory=REVIEW_STATIC_DIR), name="review-static")
     if settings.auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")
     return app

@@ -1,0 +1,661 @@
+"""The review-queue dashboard: server-rendered pages for people who decide on flagged runs.
+
+Routes are thin. The queue, the items and the decisions come from ``decisions.py`` (shared with the JSON
+API, so both apply the same tenant scoping), the dispatch record from ``app.dispatch.service``. What lives
+here is presentation: newest-first paging and the age filter over the service's queue, the waterfall
+geometry of a trace, and the source page drawn with the grounded quote's boxes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+import pymupdf
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.agent.schemas import ExtractedValue
+from app.config import get_settings
+from app.db import get_session
+from app.dispatch import semconv
+from app.dispatch.models import SpanRecord
+from app.dispatch.service import build_tree, load_trace
+from app.documents import store
+from app.errors import DsxError, InvalidInput, NotFound
+from app.jobs.models import Extraction, Job, JobParameter
+from app.review import decisions
+from app.review.decisions import (
+    QUEUE_STATUSES,
+    REVIEW_SEVERITIES,
+    QueueStatus,
+    ReviewCorrection,
+    ReviewDecisionRequest,
+    ReviewQueueItem,
+)
+from app.review.models import Attribution, Grounding
+from app.security import Principal, require_role
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATES_DIR = PACKAGE_DIR / "templates"
+STATIC_DIR = PACKAGE_DIR / "static"
+STATIC_PATH = "/review/static"
+
+router = APIRouter(prefix="/review", tags=["review dashboard"], include_in_schema=False)
+templates = Jinja2Templates(directory=TEMPLATES_DIR)
+
+AgeFilter = Literal["", "1h", "24h", "7d", "30d"]
+AGES: dict[str, timedelta] = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7),
+                              "30d": timedelta(days=30)}
+PAGE_SIZE = 50
+# The JSON API's own page maximum: the service is read in chunks of this size when the whole list is needed.
+_CHUNK = 500
+# Neighbours (j/k) are looked up this far into the queue; beyond it an item still opens, without neighbours.
+_NEIGHBOUR_SCAN_LIMIT = 5000
+REVIEWER_COOKIE = "dsx_reviewer"
+
+# Page images: resolution bounds, and the highlight drawn over a grounded quote.
+DEFAULT_DPI = 110
+MIN_DPI, MAX_DPI = 50, 200
+_HIGHLIGHT_FILL = (1.0, 0.84, 0.0)
+_HIGHLIGHT_EDGE = (0.85, 0.2, 0.0)
+_HIGHLIGHT_OPACITY = 0.38
+_GROUNDED_OUTCOMES = frozenset({"grounded", "grounded_other_page", "value_not_in_quote"})
+
+
+# --- Queue filters and ordering ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """What the reviewer narrowed the queue to; carried from the queue to item pages and back."""
+
+    rule: str | None = None
+    model: str | None = None
+    job: str | None = None
+    age: str = ""
+    status: str = "open"
+
+    def but(self, **changes: Any) -> QueueFilters:
+        """The same filters with some changed (links that narrow or widen the queue)."""
+        return replace(self, **changes)
+
+    def service_kwargs(self) -> dict[str, Any]:
+        return {"rule": self.rule, "model": self.model, "job_id": self.job, "status": self.status}
+
+    def params(self) -> dict[str, str]:
+        values = {"rule": self.rule, "model": self.model, "job": self.job, "age": self.age,
+                  "status": None if self.status == "open" else self.status}
+        return {k: v for k, v in values.items() if v}
+
+    def query(self, **extra: Any) -> str:
+        merged = {**self.params(), **{k: str(v) for k, v in extra.items() if v not in (None, "")}}
+        return f"?{urlencode(merged)}" if merged else ""
+
+    @property
+    def cutoff(self) -> datetime | None:
+        return datetime.now(UTC) - AGES[self.age] if self.age else None
+
+
+def _filters(
+    rule: Annotated[str | None, Query(max_length=64)] = None,
+    model: Annotated[str | None, Query(max_length=200)] = None,
+    job: Annotated[str | None, Query(max_length=32)] = None,
+    age: Annotated[AgeFilter, Query(description="Only items newer than this")] = "",
+    status: Annotated[QueueStatus, Query()] = "open",
+) -> QueueFilters:
+    return QueueFilters(rule=(rule or "").strip() or None, model=(model or "").strip() or None,
+                        job=(job or "").strip() or None, age=age, status=status)
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands timestamps back without a zone; every stored time is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _has_rule(item: ReviewQueueItem, rule: str) -> bool:
+    return any(f.rule == rule and f.severity in REVIEW_SEVERITIES for f in item.flags)
+
+
+def _newest_first(session: Session, tenant: str | None, filters: QueueFilters) -> Iterator[ReviewQueueItem]:
+    """The filtered queue, newest first, read from its tail in chunks; stops at the age cutoff.
+
+    The service lists a queue oldest first (it is worked from its head); the dashboard shows what
+    arrived last on top, so it reads the service's order backwards.
+    """
+    kwargs = filters.service_kwargs()
+    end = decisions.review_queue(session, tenant=tenant, **kwargs, limit=0).total
+    cutoff = filters.cutoff
+    while end > 0:
+        start = max(end - _CHUNK, 0)
+        chunk = decisions.review_queue(session, tenant=tenant, **kwargs, limit=end - start, offset=start)
+        for item in reversed(chunk.items):
+            if cutoff is not None and _aware(item.created_at) < cutoff:
+                return
+            yield item
+        end = start
+
+
+@dataclass
+class QueueWindow:
+    items: list[ReviewQueueItem]
+    total: int
+    counts_by_rule: dict[str, int]
+
+
+def queue_window(session: Session, tenant: str | None, filters: QueueFilters, offset: int,
+                 limit: int) -> QueueWindow:
+    """One page of the queue, newest first, with the per-rule counts under every filter but the rule."""
+    if filters.age:
+        # The service has no time filter: read the (short) recent part of the queue and count it here.
+        recent = list(_newest_first(session, tenant, replace(filters, rule=None)))
+        counts: dict[str, int] = {}
+        for item in recent:
+            for rule in {f.rule for f in item.flags if f.severity in REVIEW_SEVERITIES}:
+                counts[rule] = counts.get(rule, 0) + 1
+        listed = [i for i in recent if _has_rule(i, filters.rule)] if filters.rule else recent
+        return QueueWindow(listed[offset:offset + limit], len(listed), counts)
+    head = decisions.review_queue(session, tenant=tenant, **filters.service_kwargs(), limit=0)
+    start = max(head.total - offset - limit, 0)
+    count = head.total - offset - start
+    items: list[ReviewQueueItem] = []
+    if count > 0:
+        page = decisions.review_queue(session, tenant=tenant, **filters.service_kwargs(), limit=count, offset=start)
+        items = list(reversed(page.items))
+    return QueueWindow(items, head.total, head.counts_by_rule)
+
+
+@dataclass
+class Neighbours:
+    position: int | None = None  # 1-based place of the item in the filtered queue, None when not in it
+    total: int = 0
+    previous: int | None = None
+    next: int | None = None
+
+
+def neighbours(session: Session, tenant: str | None, filters: QueueFilters, extraction_id: int) -> Neighbours:
+    """Where an item sits in the filtered queue, and the items before and after it (for j/k)."""
+    found = Neighbours()
+    previous: int | None = None
+    for position, item in enumerate(_newest_first(session, tenant, filters), start=1):
+        if position > _NEIGHBOUR_SCAN_LIMIT:
+            break
+        found.total = position
+        if found.position is not None and found.next is None:
+            found.next = item.extraction_id
+        if item.extraction_id == extraction_id:
+            found.position, found.previous = position, previous
+        previous = item.extraction_id
+    return found
+
+
+# --- Dispatch timeline ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TimelineRow:
+    """One span as a bar of the waterfall."""
+
+    span_id: str
+    name: str
+    kind: str  # agent | llm | tool | other
+    depth: int
+    offset_pct: float
+    width_pct: float
+    duration_ms: float
+    status: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    outcome: str | None = None
+    error: str | None = None
+    evidence_of: list[str] = field(default_factory=list)
+    attributions: list[Attribution] = field(default_factory=list)
+    has_payload: bool = False
+
+
+@dataclass
+class Timeline:
+    rows: list[TimelineRow]
+    duration_ms: float
+    llm_calls: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+def _span_kind(span: dict[str, Any]) -> str:
+    operation = span["attributes"].get(semconv.GEN_AI_OPERATION)
+    name = span["name"]
+    if operation == "chat" or name.startswith(f"{semconv.SPAN_CHAT_PREFIX} "):
+        return "llm"
+    if operation == "execute_tool" or name.startswith(f"{semconv.SPAN_TOOL_PREFIX} "):
+        return "tool"
+    if operation == "invoke_agent" or name == semconv.SPAN_INVOKE_AGENT:
+        return "agent"
+    return "other"
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def build_timeline(spans: list[SpanRecord], evidence: dict[str, list[str]],
+                   attributions: dict[str, list[Attribution]]) -> Timeline | None:
+    """The trace as waterfall rows (depth-first, children under parents), bars scaled to the trace's span."""
+    if not spans:
+        return None
+    start = min(s.start_ns for s in spans)
+    end = max(s.end_ns for s in spans)
+    total_ns = max(end - start, 1)
+    rows: list[TimelineRow] = []
+
+    def visit(node: dict[str, Any], depth: int) -> None:
+        attributes = node["attributes"]
+        kind = _span_kind(node)
+        outcome = attributes.get(semconv.DSX_TOOL_OUTCOME) or attributes.get(semconv.DSX_LLM_OUTCOME) \
+            or attributes.get(semconv.DSX_OUTCOME)
+        error = attributes.get(semconv.DSX_TOOL_ERROR_CODE) or attributes.get(semconv.DSX_LLM_ERROR_TYPE) \
+            or (node["status_message"] if node["status_code"] == "ERROR" else None)
+        rows.append(TimelineRow(
+            span_id=node["span_id"],
+            name=node["name"],
+            kind=kind,
+            depth=depth,
+            offset_pct=round(100 * (node["start_ns"] - start) / total_ns, 3),
+            width_pct=round(max(100 * (node["end_ns"] - node["start_ns"]) / total_ns, 0.4), 3),
+            duration_ms=node["duration_ms"],
+            status=node["status_code"],
+            input_tokens=_int_or_none(attributes.get(semconv.GEN_AI_INPUT_TOKENS)),
+            output_tokens=_int_or_none(attributes.get(semconv.GEN_AI_OUTPUT_TOKENS)),
+            cost_usd=_float_or_none(attributes.get(semconv.DSX_LLM_COST_USD)),
+            outcome=str(outcome) if outcome is not None else None,
+            error=str(error) if error else None,
+            evidence_of=evidence.get(node["span_id"], []),
+            attributions=attributions.get(node["span_id"], []),
+            has_payload=bool(node.get("has_payload")),
+        ))
+        for child in node["children"]:
+            visit(child, depth + 1)
+
+    payload_ids = {s.span_id for s in spans if s.payload}
+    for root in build_tree(spans, include_payload=False):
+        _mark_payload(root, payload_ids)
+        visit(root, 0)
+    llm = [r for r in rows if r.kind == "llm"]
+    return Timeline(
+        rows=rows,
+        duration_ms=total_ns / 1e6,
+        llm_calls=len(llm),
+        tool_calls=sum(1 for r in rows if r.kind == "tool"),
+        input_tokens=sum(r.input_tokens or 0 for r in llm),
+        output_tokens=sum(r.output_tokens or 0 for r in llm),
+        cost_usd=sum(r.cost_usd or 0.0 for r in llm),
+    )
+
+
+def _mark_payload(node: dict[str, Any], payload_ids: set[str]) -> None:
+    node["has_payload"] = node["span_id"] in payload_ids
+    for child in node["children"]:
+        _mark_payload(child, payload_ids)
+
+
+# --- Source page ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SourceView:
+    """What the page panel shows: which page, its highlight boxes, and the grounding verdict in words."""
+
+    state: str  # grounded | not_found | ungrounded | no_quote | no_document
+    page: int | None
+    page_count: int
+    boxes: list[list[float]]
+    groundings: list[Grounding]
+    page_width: float | None = None
+    page_height: float | None = None
+
+
+def _grounded_boxes(groundings: list[Grounding], page: int) -> list[list[float]]:
+    return [list(box) for g in groundings if g.page == page and g.outcome in _GROUNDED_OUTCOMES
+            for box in g.boxes or [] if len(box) == 4]
+
+
+def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -> SourceView:
+    path = store.blob_path(job.blob_sha256)
+    if not path.exists():
+        return SourceView("no_document", None, 0, [], groundings)
+    with pymupdf.open(path) as document:
+        page_count = document.page_count
+        located = [g for g in groundings if g.page and g.outcome in _GROUNDED_OUTCOMES]
+        if located:
+            state, page = "grounded", located[0].page
+        elif groundings and any(g.outcome == "quote_not_found" for g in groundings) and extraction.quote:
+            state, page = "not_found", extraction.source_page
+        elif not (extraction.quote or "").strip():
+            state, page = "no_quote", extraction.source_page
+        else:
+            state, page = "ungrounded", extraction.source_page
+        if page is None or not 1 <= page <= page_count:
+            page = 1 if page_count else None
+        width = height = None
+        if page is not None:
+            rect = document[page - 1].rect
+            width, height = rect.width, rect.height
+    boxes = _grounded_boxes(groundings, page) if page else []
+    return SourceView(state, page, page_count, boxes, groundings, width, height)
+
+
+def render_page_png(path: Path, page: int, boxes: list[list[float]], dpi: int) -> bytes:
+    """The page as PNG with each box drawn as a translucent highlight (the file on disk is not changed)."""
+    with pymupdf.open(path) as document:
+        pdf_page = document[page - 1]
+        for box in boxes:
+            rect = pymupdf.Rect(box) * pdf_page.derotation_matrix
+            pdf_page.draw_rect(rect, color=_HIGHLIGHT_EDGE, fill=_HIGHLIGHT_FILL, fill_opacity=_HIGHLIGHT_OPACITY,
+                               stroke_opacity=0.9, width=1.0, overlay=True)
+        return pdf_page.get_pixmap(dpi=dpi).tobytes("png")
+
+
+# --- Item assembly ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class ItemContext:
+    item: ReviewQueueItem
+    job: Job
+    parameter: JobParameter
+    extraction: Extraction
+    source: SourceView
+    timeline: Timeline | None
+    history: list[decisions.ReviewDecision]
+    neighbours: Neighbours
+
+
+def _load_item(session: Session, principal: Principal, extraction_id: int) -> tuple[ReviewQueueItem, Extraction]:
+    item = decisions.review_item(session, extraction_id, tenant=principal.tenant)  # NotFound across tenants
+    extraction = session.get(Extraction, extraction_id)
+    assert extraction is not None  # review_item just loaded it
+    return item, extraction
+
+
+def item_context(session: Session, principal: Principal, extraction_id: int, filters: QueueFilters) -> ItemContext:
+    item, extraction = _load_item(session, principal, extraction_id)
+    job = session.get(Job, extraction.job_id)
+    parameter = session.get(JobParameter, extraction.parameter_id)
+    assert job is not None and parameter is not None
+    groundings = list(session.scalars(
+        select(Grounding).where(Grounding.extraction_id == extraction.id).order_by(Grounding.value_index,
+                                                                                    Grounding.id)))
+    evidence: dict[str, list[str]] = {}
+    for flag in item.flags:
+        for span_id in flag.evidence.get("span_ids", []) or []:
+            evidence.setdefault(str(span_id), []).append(flag.rule)
+    attributions: dict[str, list[Attribution]] = {}
+    for attribution in session.scalars(select(Attribution).where(Attribution.extraction_id == extraction.id)):
+        if attribution.span_id:
+            attributions.setdefault(attribution.span_id, []).append(attribution)
+    spans = load_trace(session, extraction.trace_id) if extraction.trace_id else []
+    history = decisions.list_decisions(session, tenant=principal.tenant, extraction_id=extraction.id,
+                                       limit=_CHUNK).items
+    return ItemContext(
+        item=item, job=job, parameter=parameter, extraction=extraction,
+        source=source_view(job, extraction, groundings),
+        timeline=build_timeline(spans, evidence, attributions),
+        history=history,
+        neighbours=neighbours(session, principal.tenant, filters, extraction.id),
+    )
+
+
+# --- Template helpers -------------------------------------------------------------------------------------
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _value_text(value: Any) -> str:
+    """A value as a datasheet prints it: "2.7 … 5.5 V (typ 3.3)" with its conditions."""
+    get = value.get if isinstance(value, dict) else lambda k: getattr(value, k, None)
+    low, typical, high, unit = get("min"), get("typical"), get("max"), get("unit") or ""
+    parts = []
+    if low is not None or high is not None:
+        parts.append(f"{_number(low) or '−∞'} … {_number(high) or '∞'}")
+        if typical is not None:
+            parts.append(f"(typ {_number(typical)})")
+    elif typical is not None:
+        parts.append(_number(typical))
+    text = " ".join(parts)
+    return f"{text} {unit}".strip()
+
+
+def _age(moment: datetime | None) -> str:
+    if moment is None:
+        return ""
+    seconds = max((datetime.now(UTC) - _aware(moment)).total_seconds(), 0)
+    for size, suffix in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{int(seconds // size)} {suffix} ago"
+    return "just now"
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _top_severity(item: ReviewQueueItem) -> str:
+    ranked = [f.severity for f in item.flags if f.severity in REVIEW_SEVERITIES]
+    return "error" if "error" in ranked else ("warning" if ranked else "info")
+
+
+templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty)
+templates.env.globals.update(static=lambda name: f"{STATIC_PATH}/{name}", top_severity=_top_severity,
+                             review_severities=REVIEW_SEVERITIES)
+
+
+def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def _not_found(request: Request, exc: DsxError) -> HTMLResponse:
+    return _page(request, "not_found.html", {"message": exc.detail}, status_code=404)
+
+
+# --- Routes -----------------------------------------------------------------------------------------------
+
+
+@router.get("", response_class=HTMLResponse)
+def queue_page(
+    request: Request,
+    filters: QueueFilters = Depends(_filters),
+    page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+    done: Annotated[int | None, Query(description="Extraction just decided, to confirm it")] = None,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> HTMLResponse:
+    window = queue_window(session, principal.tenant, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE)
+    pages = max((window.total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    return _page(request, "queue.html", {
+        "filters": filters, "window": window, "page": page, "pages": pages, "page_size": PAGE_SIZE,
+        "statuses": QUEUE_STATUSES, "ages": ["", *AGES], "done": _just_decided(session, principal, done),
+    })
+
+
+def _just_decided(session: Session, principal: Principal, extraction_id: int | None) -> ReviewQueueItem | None:
+    if extraction_id is None:
+        return None
+    try:
+        return decisions.review_item(session, extraction_id, tenant=principal.tenant)
+    except NotFound:
+        return None
+
+
+@router.get("/items/{extraction_id}", response_class=HTMLResponse)
+def item_page(
+    request: Request,
+    extraction_id: int,
+    filters: QueueFilters = Depends(_filters),
+    done: Annotated[int | None, Query()] = None,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> HTMLResponse:
+    try:
+        context = item_context(session, principal, extraction_id, filters)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    return _item_response(request, session, principal, context, filters, done=done)
+
+
+def _item_response(request: Request, session: Session, principal: Principal, context: ItemContext,
+                   filters: QueueFilters, *, done: int | None = None, error: str | None = None,
+                   form: dict[str, str] | None = None, status_code: int = 200) -> HTMLResponse:
+    first = context.item.values[0] if context.item.values else None
+    defaults = {
+        "min": _number(first.min) if first else "", "typical": _number(first.typical) if first else "",
+        "max": _number(first.max) if first else "", "unit": (first.unit if first else None) or context.parameter.unit
+        or "", "conditions": "; ".join(first.conditions) if first else "",
+        "page": str(context.item.source_page or ""), "quote": context.item.quote or "", "comment": "",
+    }
+    return _page(request, "item.html", {
+        "ctx": context, "item": context.item, "filters": filters, "error": error,
+        "nb": context.neighbours, "source": context.source,
+        "span_names": {row.span_id: row.name for row in context.timeline.rows} if context.timeline else {},
+        "form": {**defaults, **(form or {})}, "done": _just_decided(session, principal, done),
+        "reviewer": request.cookies.get(REVIEWER_COOKIE, ""),
+        "keys_mode": get_settings().auth_mode == "keys",
+    }, status_code=status_code)
+
+
+def _optional_float(raw: str, label: str) -> float | None:
+    raw = raw.strip().replace("−", "-").replace(",", ".")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"{label} must be a number, not {raw!r}.", code="invalid_correction") from exc
+
+
+def _correction(form: dict[str, str]) -> ReviewCorrection:
+    try:
+        value = ExtractedValue(
+            min=_optional_float(form["min"], "Min"), typical=_optional_float(form["typical"], "Typical"),
+            max=_optional_float(form["max"], "Max"), unit=form["unit"].strip() or None,
+            conditions=[c.strip() for c in form["conditions"].split(";") if c.strip()],
+        )
+        page = int(form["page"]) if form["page"].strip() else None
+        return ReviewCorrection(values=[value], source_page=page, quote=form["quote"].strip() or None)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InvalidInput(f"Correction: {first['msg'].removeprefix('Value error, ')}.",
+                           code="invalid_correction") from exc
+    except ValueError as exc:
+        raise InvalidInput("Page must be a whole number.", code="invalid_correction") from exc
+
+
+@router.post("/items/{extraction_id}/decision", response_class=HTMLResponse)
+def decide(
+    request: Request,
+    extraction_id: int,
+    decision: Annotated[Literal["approve", "correct", "reject"], Form()],
+    comment: Annotated[str, Form(max_length=4000)] = "",
+    reviewer: Annotated[str, Form(max_length=200)] = "",
+    value_min: Annotated[str, Form(max_length=64)] = "",
+    value_typical: Annotated[str, Form(max_length=64)] = "",
+    value_max: Annotated[str, Form(max_length=64)] = "",
+    unit: Annotated[str, Form(max_length=64)] = "",
+    conditions: Annotated[str, Form(max_length=2000)] = "",
+    page: Annotated[str, Form(max_length=8)] = "",
+    quote: Annotated[str, Form(max_length=4000)] = "",
+    next_id: Annotated[int | None, Form(alias="next")] = None,
+    filters: QueueFilters = Depends(_filters),
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> Response:
+    """Record a decision from the item page, then move on to the next item of the queue (post-redirect-get)."""
+    form = {"min": value_min, "typical": value_typical, "max": value_max, "unit": unit, "conditions": conditions,
+            "page": page, "quote": quote, "comment": comment}
+    try:
+        body = ReviewDecisionRequest(decision=decision, comment=comment or None, reviewer=reviewer or None,
+                                     correction=_correction(form) if decision == "correct" else None)
+        signed_by = decisions.resolve_reviewer(auth_mode=get_settings().auth_mode, principal_name=principal.name,
+                                               requested=body.reviewer)
+        decisions.decide(session, extraction_id, body, reviewer=signed_by, tenant=principal.tenant)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except InvalidInput as exc:
+        session.rollback()
+        context = item_context(session, principal, extraction_id, filters)
+        return _item_response(request, session, principal, context, filters, error=exc.detail,
+                              form={**form, "decision": decision}, status_code=422)
+    session.commit()  # visible to the next request (and the API) before the redirect is followed
+    target = f"/review/items/{next_id}" if next_id else "/review"
+    response = RedirectResponse(target + filters.query(done=extraction_id), status_code=303)
+    if reviewer.strip() and get_settings().auth_mode != "keys":
+        response.set_cookie(REVIEWER_COOKIE, reviewer.strip(), max_age=180 * 86400, httponly=True, samesite="lax")
+    return response
+
+
+@router.get("/items/{extraction_id}/page.png", responses={200: {"content": {"image/png": {}}}})
+def page_image(
+    extraction_id: int,
+    page: Annotated[int | None, Query(ge=1)] = None,
+    dpi: Annotated[int, Query(ge=MIN_DPI, le=MAX_DPI)] = DEFAULT_DPI,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> Response:
+    """A page of the item's datasheet, with the grounded quote's boxes highlighted where they fall on it."""
+    _item, extraction = _load_item(session, principal, extraction_id)
+    job = session.get(Job, extraction.job_id)
+    assert job is not None
+    groundings = list(session.scalars(select(Grounding).where(Grounding.extraction_id == extraction.id)))
+    view = source_view(job, extraction, groundings)
+    if view.state == "no_document":
+        raise NotFound("The datasheet of this item is no longer stored.", code="document_not_found")
+    number = page or view.page
+    if number is None or not 1 <= number <= view.page_count:
+        raise NotFound(f"The datasheet has no page {number} (it has {view.page_count}).", code="page_not_found")
+    png = render_page_png(store.blob_path(job.blob_sha256), number, _grounded_boxes(groundings, number), dpi)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
+
+
+@router.get("/items/{extraction_id}/spans/{span_id}", response_class=HTMLResponse)
+def span_payload(
+    request: Request,
+    extraction_id: int,
+    span_id: str,
+    principal: Principal = Depends(require_role("reviewer")),
+    session: Session = Depends(get_session),
+) -> HTMLResponse:
+    """The full input and output of one span (an htmx fragment, loaded when its row is expanded)."""
+    _item, extraction = _load_item(session, principal, extraction_id)
+    span = session.scalar(select(SpanRecord).where(SpanRecord.trace_id == extraction.trace_id,
+                                                   SpanRecord.span_id == span_id)) if extraction.trace_id else None
+    if span is None:
+        raise NotFound(f"Span {span_id} is not part of this item's dispatch record.", code="span_not_found")
+    return _page(request, "_span_payload.html", {"span": span, "payload": span.payload or {}})
