@@ -1,7 +1,132 @@
-"""Telemetry (placeholder signature)."""
+"""The tracer provider of the dispatch record, and the writer-side helpers the agent uses.
+
+One ``TracerProvider`` per process, built on first use: it writes every finished span to the database
+(``exporter.DatabaseSpanProcessor``), feeds the Prometheus metrics (``app.metrics.MetricsSpanProcessor``)
+and, when ``DSX_OTLP_ENDPOINT`` is set, exports to an OpenTelemetry collector with long attributes
+truncated. It is deliberately not installed as the global OTel provider: the record must not depend on
+(or be sampled by) whatever else in the process configures OpenTelemetry.
+
+``flush()`` writes buffered spans; the pipeline calls it after each parameter and at the end of a job,
+and anything reading the record right after a run (detectors, tests) must call it first.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-def flush() -> None:
-    return None
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
+from app import __version__
+from app.config import get_settings
+from app.db import get_engine
+from app.dispatch import semconv
+from app.dispatch.exporter import DatabaseSpanProcessor, TruncatingExporter
+
+log = logging.getLogger(__name__)
+
+TRACER_NAME = "dsx.agent"
+
+_lock = threading.Lock()
+_provider: TracerProvider | None = None
+_override: trace.TracerProvider | None = None
+
+
+def _metrics_processor() -> SpanProcessor | None:
+    try:
+        from app.metrics import MetricsSpanProcessor
+    except ImportError:
+        return None
+    return MetricsSpanProcessor()
+
+
+def build_provider() -> TracerProvider:
+    """A provider wired to the database, the metrics and (optionally) OTLP."""
+    settings = get_settings()
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "dsx", "service.version": __version__}),
+        sampler=ALWAYS_ON,  # the record is evidence: never sampled, whatever OTEL_TRACES_SAMPLER says
+        # Payloads ride on attributes until the database processor moves them out: no length limit here.
+        span_limits=SpanLimits(max_span_attributes=256, max_attribute_length=SpanLimits.UNSET,
+                               max_span_attribute_length=SpanLimits.UNSET),
+    )
+    provider.add_span_processor(DatabaseSpanProcessor(get_engine))
+    metrics = _metrics_processor()
+    if metrics is not None:
+        provider.add_span_processor(metrics)
+    if settings.otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        endpoint = settings.otlp_endpoint.rstrip("/")
+        if not endpoint.endswith("/v1/traces"):
+            endpoint += "/v1/traces"
+        exporter = TruncatingExporter(OTLPSpanExporter(endpoint=endpoint), settings.otlp_attribute_max_chars)
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    return provider
+
+
+def provider() -> trace.TracerProvider:
+    """The active provider (an override installed by ``use_provider``, else the process provider)."""
+    global _provider
+    if _override is not None:
+        return _override
+    if _provider is None:
+        with _lock:
+            if _provider is None:
+                _provider = build_provider()
+    return _provider
+
+
+def get_tracer() -> trace.Tracer:
+    return provider().get_tracer(TRACER_NAME, __version__)
+
+
+def flush(timeout_ms: int = 30_000) -> None:
+    """Write every buffered span of the dispatch record (and push pending OTLP exports)."""
+    active = _override if _override is not None else _provider
+    flusher = getattr(active, "force_flush", None)
+    if flusher is not None and not flusher(timeout_ms):
+        log.warning("dispatch record flush did not complete; spans remain buffered")
+
+
+def reset() -> None:
+    """Flush and discard the process provider (tests and forked processes rebuild it from Settings)."""
+    global _provider
+    with _lock:
+        if _provider is not None:
+            _provider.shutdown()
+        _provider = None
+
+
+@contextmanager
+def use_provider(override: trace.TracerProvider) -> Iterator[trace.TracerProvider]:
+    """Record through ``override`` inside the block (benchmarks compare against a no-op provider)."""
+    global _override
+    previous, _override = _override, override
+    try:
+        yield override
+    finally:
+        _override = previous
+
+
+def payload_json(value: Any) -> str:
+    """Serialise a span payload; anything not JSON-native is stored by its string form."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def set_payload(span: trace.Span, *, input: Any = None, output: Any = None) -> None:  # noqa: A002
+    """Attach full inputs/outputs to ``span`` (stored untruncated; only exported previews are cut)."""
+    if not span.is_recording():
+        return
+    if input is not None:
+        span.set_attribute(semconv.DSX_PAYLOAD_INPUT, payload_json(input))
+    if output is not None:
+        span.set_attribute(semconv.DSX_PAYLOAD_OUTPUT, payload_json(output))

@@ -149,7 +149,8 @@ def hang(seconds: float) -> Behaviour:
     return Behaviour(body=completion_body(_message("too late", None, None), "stop"), delay_s=seconds)
 
 
-def repeat_token(token: str = "<tool_call>", *, tokens_per_repeat: int = 1, default_max_tokens: int = 4096) -> Behaviour:
+def repeat_token(token: str = "<tool_call>", *, tokens_per_repeat: int = 1,
+                 default_max_tokens: int = 4096) -> Behaviour:
     """A tool-call delimiter repeated until the request's output limit, ``finish_reason=length``, HTTP 200."""
 
     def build(request: dict[str, Any]) -> dict[str, Any]:
