@@ -57,21 +57,23 @@ class CallAttribution:
 _TOKEN = re.compile(r"[a-z0-9µμ.+\-]+", re.IGNORECASE)
 
 
-def condition_reflected(condition: str, haystack: str) -> bool:
-    """Whether a requested condition appears in the answer's conditions or quote (spacing, case and glyph
-    variants ignored; every token of the condition must be present)."""
-    target = normalised(haystack)
-    if normalised(condition) in target:
+def condition_reflected(condition: str, conditions: str, quote: str = "") -> bool:
+    """Whether a requested condition is carried by the answer: verbatim (spacing, case and glyph variants
+    ignored) in its conditions or quote, or token by token in its conditions. Tokens alone are not enough in
+    the quote: a table row quote holds the symbols of many conditions at once."""
+    wanted = normalised(condition)
+    if wanted and (wanted in normalised(conditions) or wanted in normalised(quote)):
         return True
     tokens = [normalised(t) for t in _TOKEN.findall(condition)]
     tokens = [t for t in tokens if t and t not in ("=", "-", "+")]
+    target = normalised(conditions)
     return bool(tokens) and all(t in target for t in tokens)
 
 
 def omitted_conditions(requested: Iterable[str], submission: Submission) -> list[str]:
-    text = " ".join([*(c for v in submission.values for c in v.get("conditions") or []),
-                     submission.quote or "", *(str(v.get("quote") or "") for v in submission.values)])
-    return [c for c in requested if c and c.strip() and not condition_reflected(c, text)]
+    conditions = " ; ".join(c for v in submission.values for c in v.get("conditions") or [])
+    quote = " ".join([submission.quote or "", *(str(v.get("quote") or "") for v in submission.values)])
+    return [c for c in requested if c and c.strip() and not condition_reflected(c, conditions, quote)]
 
 
 def _llm(call: Call) -> CallAttribution:

@@ -54,9 +54,11 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 def registry() -> pint.UnitRegistry:
     """The shared unit registry (building one takes ~0.5 s), extended with datasheet count units."""
     ureg = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
-    for definition in ("tap = [] = taps", "step = [] = steps", "LSB = [] = lsb", "cycle_count = [] = cycles",
-                       "sample = [] = samples", "bps = bit / second", "permille = 0.001 = ‰"):
-        # A definition this pint version already has is kept as it is.
+    for definition in ("tap = [] = taps", "step = [] = steps", "LSB = [] = lsb", "sample = [] = samples",
+                       "bps = bit / second", "permille = 0.001 = ‰"):
+        name = definition.split("=", 1)[0].strip()
+        if name in ureg:
+            continue  # this pint version already defines it
         with contextlib.suppress(Exception):
             ureg.define(definition)
     return ureg

@@ -235,10 +235,20 @@ def _is_empty_content(value: Any) -> bool:
 
 def _span_dict(span: Any) -> dict[str, Any]:
     if isinstance(span, Mapping):
-        return dict(span)
-    return {key: getattr(span, key, None) for key in (
-        "trace_id", "span_id", "parent_span_id", "name", "start_ns", "end_ns", "status_code", "status_message",
-        "attributes", "payload", "events")}
+        row = dict(span)
+    else:
+        row = {key: getattr(span, key, None) for key in (
+            "trace_id", "span_id", "parent_span_id", "name", "start_ns", "end_ns", "status_code", "status_message",
+            "attributes", "payload", "events")}
+    # A span exported before the database moved its payload out still carries it as attributes.
+    attributes = dict(row.get("attributes") or {})
+    payload = dict(row.get("payload") or {})
+    for key, name in ((sc.DSX_PAYLOAD_INPUT, "input"), (sc.DSX_PAYLOAD_OUTPUT, "output")):
+        if key in attributes:
+            raw = attributes.pop(key)
+            payload.setdefault(name, _json(raw))
+    row["attributes"], row["payload"] = attributes, payload
+    return row
 
 
 def _tool_outcome(attributes: Mapping[str, Any], payload: Mapping[str, Any], status: str | None) -> tuple[
@@ -331,7 +341,7 @@ def _record_from_root(root: dict[str, Any], descendants: list[dict[str, Any]]) -
         model=attrs.get(sc.GEN_AI_REQUEST_MODEL) or attrs.get(sc.DSX_MODEL_ALIAS),
         role=attrs.get(sc.DSX_ROLE) or "primary",
         outcome=attrs.get(sc.DSX_OUTCOME),
-        error_detail=root.get("status_message"),
+        error_detail=attrs.get(sc.DSX_ERROR_DETAIL) or root.get("status_message"),
         submission=submission,
         root_span_id=root.get("span_id"),
         reasoning_expected=any(expected) if expected else None,

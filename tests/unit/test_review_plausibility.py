@@ -1,0 +1,42 @@
+"""Units read with pint, value comparison after normalisation, and the plausibility checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.review import plausibility as p
+
+
+@pytest.mark.parametrize(("unit", "expected"), [
+    ("µA", "microampere"), ("uA", "microampere"), ("KΩ", "kiloohm"), ("kOhm", "kiloohm"), ("°C", "degree_Celsius"),
+    ("℃", "degree_Celsius"), ("V/µs", "volt / microsecond"), ("Vrms", "volt"), ("mcd", "millicandela"),
+    ("megapixels", "megapixel"), ("taps", "tap"), ("KHz", "kilohertz"),
+])
+def test_parse_unit(unit: str, expected: str) -> None:
+    assert str(p.parse_unit(unit)) == expected
+
+
+def test_unreadable_units_are_none_not_guesses() -> None:
+    assert p.parse_unit("dB") is None and p.parse_unit("") is None and p.parse_unit("qwzx") is None
+    assert p.compatible("dB", "V") is None
+    assert p.compatible("mA", "A") is True and p.compatible("mV", "mA") is False
+
+
+def test_convert_and_agree() -> None:
+    assert p.convert(2.5, "µA", "mA") == pytest.approx(0.0025)
+    assert p.convert(25, "°C", "K") == pytest.approx(298.15)
+    assert p.convert(1, "V", "A") is None
+    assert p.values_agree({"min": -40, "max": 125, "unit": "°C"}, {"min": -40, "max": 125, "unit": "degC"})
+    assert p.values_agree({"typical": 10, "unit": "kΩ"}, {"typical": 10000, "unit": "ohm"})
+    assert p.values_agree({"typical": 10, "unit": "kΩ"}, {"typical": 10, "unit": "mA"}) is False
+    assert p.values_agree({"typical": 1.1, "unit": "MHz"}, {"typical": 1.2, "unit": "MHz"}) is False
+    assert p.values_agree({"typical": 1.1}, {"max": 1.2}) is None
+
+
+def test_checks() -> None:
+    assert [i.check for i in p.check_value(0, {"min": 5, "typical": 3, "max": 4, "unit": "V"}, "V")] == [
+        "ordering", "ordering"]
+    assert [i.check for i in p.check_value(0, {"typical": 5, "unit": "mA"}, "V")] == ["unit_dimension"]
+    assert [i.check for i in p.check_value(0, {"max": 65535, "unit": "V"}, None)] == ["sentinel"]
+    assert p.check_value(0, {"min": -40, "typical": 25, "max": 85, "unit": "°C"}, "degC") == []
+    assert p.check_value(0, {"typical": 100, "unit": "dB"}, "dB") == []

@@ -1,0 +1,277 @@
+"""Detector rules on dispatch records built span by span in the shape the agent writes."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from app.dispatch import semconv as sc
+from app.review.config import RuleSettings
+from app.review.models import Severity
+from app.review.record import Submission, record_from_cell, records_from_spans
+from app.review.rules import RULES, Context, evaluate
+
+ANSWER = {"found": True, "values": [{"min": 2.7, "max": 5.5, "unit": "V", "conditions": []}], "source_page": 4,
+          "quote": "Supply Voltage VDD 2.7 — 5.5 V", "confidence": 0.9}
+
+
+class RunBuilder:
+    """Spans of one invoke_agent run, written the way the agent loop records them."""
+
+    def __init__(self, engine: str = "agentic", outcome: str = "submitted", reasoning_expected: bool | None = None,
+                 trace_id: str = "a" * 32, role: str = "primary") -> None:
+        self._ids = (f"{n:016x}" for n in itertools.count(1))
+        self._clock = itertools.count(1_000, 1_000)
+        self.trace_id = trace_id
+        self.reasoning_expected = reasoning_expected
+        self.turn_index = -1
+        self.root = self._span(sc.SPAN_INVOKE_AGENT, None, {
+            sc.GEN_AI_OPERATION: "invoke_agent", sc.DSX_ENGINE: engine, sc.DSX_OUTCOME: outcome,
+            sc.DSX_ROLE: role, sc.GEN_AI_REQUEST_MODEL: "test/model"})
+        self.spans = [self.root]
+
+    def _span(self, name: str, parent: str | None, attributes: dict[str, Any], payload: dict | None = None,
+              status: str = "UNSET") -> dict[str, Any]:
+        start = next(self._clock)
+        return {"trace_id": self.trace_id, "span_id": next(self._ids), "parent_span_id": parent, "name": name,
+                "start_ns": start, "end_ns": start + 500, "status_code": status, "status_message": None,
+                "attributes": attributes, "payload": payload or {}}
+
+    def turn(self, tool_calls: int = 1, status: int = 200, outcome: str | None = None,
+             reasoning: bool | None = None, required: bool | None = True) -> str:
+        self.turn_index += 1
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION: "chat", sc.DSX_LLM_TURN: self.turn_index, sc.DSX_HTTP_STATUS: status,
+            sc.DSX_LLM_TOOL_CALLS: tool_calls,
+            sc.DSX_LLM_OUTCOME: outcome or ("tool_call" if tool_calls else "text_only"),
+        }
+        if required is not None:
+            attributes[sc.DSX_LLM_TOOL_REQUIRED] = required
+        if self.reasoning_expected is not None:
+            attributes[sc.DSX_LLM_REASONING_EXPECTED] = self.reasoning_expected
+            attributes[sc.DSX_LLM_REASONING_PRESENT] = bool(reasoning)
+        if status >= 400:
+            attributes[sc.DSX_LLM_ERROR_TYPE] = "APIError"
+        span = self._span(sc.chat_span_name("test/model"), self.root["span_id"], attributes,
+                          status="ERROR" if status >= 400 else "UNSET")
+        self.spans.append(span)
+        return span["span_id"]
+
+    def tool(self, name: str, output: Any = None, outcome: str = "ok", error_code: str | None = None,
+             arguments: dict | None = None) -> str:
+        if output is None:
+            output = {"hits": [{"page": 4, "text": "Supply Voltage VDD 2.7 — 5.5 V"}]} if outcome == "ok" else {}
+        if error_code:
+            output = {"error": {"code": error_code, "message": "failed"}}
+        envelope = {"tool": name, "status": "error" if error_code else "ok", "untrusted_document_data": True,
+                    "result": output}
+        attributes = {sc.GEN_AI_OPERATION: "execute_tool", sc.GEN_AI_TOOL_NAME: name,
+                      sc.DSX_LLM_TURN: self.turn_index, sc.DSX_TOOL_OUTCOME: outcome, sc.DSX_PHASE: "extraction"}
+        if error_code:
+            attributes[sc.DSX_TOOL_ERROR_CODE] = error_code
+        span = self._span(sc.tool_span_name(name), self.root["span_id"], attributes,
+                          {"input": arguments or {}, "output": envelope})
+        self.spans.append(span)
+        return span["span_id"]
+
+    def navigate(self, *tools: str) -> RunBuilder:
+        for name in tools:
+            self.turn()
+            self.tool(name)
+        return self
+
+    def submit(self, answer: dict | None = None) -> str:
+        self.turn()
+        return self.tool(sc.SUBMIT_TOOL, output={"accepted": True}, arguments=answer or ANSWER)
+
+    def record(self):  # noqa: ANN201
+        (record,) = records_from_spans(self.spans)
+        return record
+
+
+def verdicts(record, **kwargs: Any) -> dict[str, Any]:  # noqa: ANN001
+    ctx = Context(record=record, submission=kwargs.pop("submission", record.submission if record else None),
+                  **kwargs)
+    return {v.rule: v for v in evaluate(ctx)}
+
+
+def flagged(record, **kwargs: Any) -> set[str]:  # noqa: ANN001
+    return {name for name, v in verdicts(record, **kwargs).items() if v.findings}
+
+
+def test_clean_agentic_run_raises_no_dispatch_flag() -> None:
+    run = RunBuilder().navigate("build_datasheet", "search_text", "extract_table_markdown")
+    run.submit()
+    assert flagged(run.record()) == set()
+
+
+def test_tool_bypass_names_the_spans_of_the_run() -> None:
+    run = RunBuilder()
+    submit = run.submit()
+    record = run.record()
+    result = verdicts(record)["tool_bypass"]
+    (finding,) = result.findings
+    assert finding.severity is Severity.error and finding.version == "1"
+    assert submit in finding.evidence["span_ids"]
+    assert "navigation" in finding.message
+    assert "verification_skipped" not in flagged(record)
+
+
+def test_tool_bypass_does_not_apply_to_single_pass() -> None:
+    run = RunBuilder(engine="single-pass")
+    run.submit()
+    result = verdicts(run.record())["tool_bypass"]
+    assert not result.evaluable and not result.findings
+
+
+def test_verification_skipped() -> None:
+    run = RunBuilder().navigate("build_datasheet", "get_section_text")
+    run.submit()
+    result = verdicts(run.record())["verification_skipped"]
+    assert result.findings and len(result.findings[0].evidence["span_ids"]) == 2
+    assert result.findings[0].severity is Severity.warning
+
+
+def test_tool_read_failure_only_when_not_recovered() -> None:
+    failed = RunBuilder().navigate("build_datasheet")
+    failed.turn()
+    bad = failed.tool("search_text", outcome="empty")
+    failed.submit()
+    result = verdicts(failed.record())["tool_read_failure"]
+    assert result.findings and bad in result.findings[0].evidence["span_ids"]
+
+    recovered = RunBuilder().navigate("build_datasheet")
+    recovered.turn()
+    recovered.tool("search_text", outcome="empty")
+    recovered.navigate("search_text")
+    recovered.submit()
+    assert "tool_read_failure" not in flagged(recovered.record())
+
+    errored = RunBuilder()
+    errored.turn()
+    errored.tool("extract_table_markdown", outcome="error", error_code="tool_failed")
+    errored.submit()
+    finding = verdicts(errored.record())["tool_read_failure"].findings[0]
+    assert finding.evidence["failed_calls"] == [{"tool": "extract_table_markdown", "outcome": "error",
+                                                 "error_code": "tool_failed"}]
+
+
+def test_no_tool_call_http_200() -> None:
+    run = RunBuilder()
+    silent = run.turn(tool_calls=0)
+    run.navigate("search_text")
+    run.submit()
+    finding = verdicts(run.record())["no_tool_call_http_200"].findings[0]
+    assert finding.evidence["span_ids"] == [silent]
+    # A turn that was allowed to answer in text is not a silent failure, and neither is a provider error.
+    ok = RunBuilder()
+    ok.turn(tool_calls=0, required=False)
+    ok.turn(tool_calls=0, status=500)
+    ok.navigate("search_text")
+    ok.submit()
+    assert "no_tool_call_http_200" not in flagged(ok.record())
+
+
+def test_reasoning_dropped() -> None:
+    dropped = RunBuilder(reasoning_expected=True).navigate("search_text")
+    dropped.submit()
+    assert "reasoning_dropped" in flagged(dropped.record())
+    kept = RunBuilder(reasoning_expected=True)
+    kept.turn(reasoning=True)
+    kept.tool("search_text")
+    kept.submit()
+    assert "reasoning_dropped" not in flagged(kept.record())
+    unknown = RunBuilder().navigate("search_text")
+    unknown.submit()
+    assert not verdicts(unknown.record())["reasoning_dropped"].evaluable
+
+
+@pytest.mark.parametrize(("outcome", "rule"), [("budget_exhausted", "budget_exhausted"),
+                                               ("provider_error", "engine_error"),
+                                               ("submit_not_called", "engine_error")])
+def test_engine_outcomes(outcome: str, rule: str) -> None:
+    run = RunBuilder(outcome=outcome)
+    run.turn(tool_calls=1)
+    run.tool("search_text")
+    record = run.record()
+    result = flagged(record, submission=None, error_code=outcome)
+    assert result == {rule}
+    finding = verdicts(record, submission=None, error_code=outcome)[rule].findings[0]
+    assert finding.evidence["span_ids"][0] == record.root_span_id
+
+
+def test_count_only_cell_evaluates_what_counts_can_tell() -> None:
+    cell = record_from_cell({"claim_id": "x", "n_tool_calls_by_tool": {"submit_extraction": 1}, "found": True,
+                             "confidence": 0.8, "page_numbers": [4],
+                             "values": [{"min": 2.7, "typ": None, "max": 5.5, "unit": "V", "conditions": [],
+                                         "source_text": "Supply Voltage VDD 2.7 — 5.5 V"}]})
+    result = verdicts(cell)
+    assert result["tool_bypass"].findings
+    for rule in ("tool_read_failure", "no_tool_call_http_200", "reasoning_dropped", "engine_error",
+                 "budget_exhausted"):
+        assert not result[rule].evaluable, rule
+        assert "counts only" in result[rule].reason
+    navigated = record_from_cell({"claim_id": "y", "n_tool_calls_by_tool": {"get_section_text": 2,
+                                                                            "submit_extraction": 1},
+                                  "found": True, "values": [{"max": 5.5, "unit": "V"}]})
+    assert flagged(navigated) == {"verification_skipped"}
+
+
+def test_no_record_means_not_evaluable_not_flagged() -> None:
+    result = verdicts(None, submission=Submission.from_mapping(ANSWER))
+    assert not any(v.findings for v in result.values())
+    assert not result["tool_bypass"].evaluable
+
+
+def test_settings_disable_and_change_severity() -> None:
+    run = RunBuilder()
+    run.submit()
+    settings = RuleSettings.from_mapping({"tool_bypass": {"severity": "info"},
+                                          "verification_skipped": {"enabled": False}})
+    result = verdicts(run.record(), settings=settings)
+    assert result["tool_bypass"].findings[0].severity is Severity.info
+    assert result["verification_skipped"].reason == "disabled by configuration"
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.config import reset_settings
+    from app.review.config import rule_settings
+
+    monkeypatch.setenv("DSX_REVIEW_RULES", '{"reasoning_dropped": {"enabled": false}}')
+    reset_settings()
+    try:
+        assert not rule_settings().enabled("reasoning_dropped")
+        assert rule_settings().enabled("tool_bypass")
+    finally:
+        monkeypatch.delenv("DSX_REVIEW_RULES")
+        reset_settings()
+
+
+def test_every_rule_is_versioned_and_named_once() -> None:
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    assert all(r.version and r.summary for r in RULES)
+
+
+def test_plausibility_rules() -> None:
+    bad = {"found": True, "values": [{"min": 5.5, "max": 2.7, "unit": "mA"}, {"typical": 99999, "unit": "V"}],
+           "quote": "x", "source_page": 1}
+    run = RunBuilder().navigate("search_text")
+    run.submit(bad)
+    result = flagged(run.record(), request={"unit": "V"})
+    assert {"value_ordering", "unit_dimension", "sentinel_value"} <= result
+
+
+def test_disagrees_with_reader_after_unit_normalisation() -> None:
+    run = RunBuilder().navigate("search_text")
+    run.submit({**ANSWER, "values": [{"typical": 2.5, "unit": "uA"}]})
+    same = Submission.from_mapping({"found": True, "values": [{"typical": 0.0025, "unit": "mA"}]})
+    other = Submission.from_mapping({"found": True, "values": [{"typical": 450, "unit": "µA"}]})
+    assert "disagrees_with_reader" not in flagged(run.record(), cross_check=same)
+    finding = verdicts(run.record(), cross_check=other)["disagrees_with_reader"].findings[0]
+    assert finding.evidence["kind"] == "value_mismatch" and "450" in finding.message
+    not_found = Submission.from_mapping({"found": False, "reason": "not in the datasheet"})
+    assert "disagrees_with_reader" not in flagged(run.record(), cross_check=not_found)
+    assert not verdicts(run.record(), cross_check=None)["disagrees_with_reader"].evaluable
