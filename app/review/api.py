@@ -59,9 +59,12 @@ def decide(
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session),
 ) -> ReviewDecision:
-    reviewer = decisions.resolve_reviewer(auth_mode=get_settings().auth_mode, principal_name=principal.name,
+    reviewer = decisions.resolve_reviewer(auth_mode=get_settings().effective_auth_mode, principal_name=principal.name,
                                           requested=body.reviewer)
     decision, created = decisions.decide(session, extraction_id, body, reviewer=reviewer, tenant=principal.tenant)
+    # Commit before answering: the session dependency's own commit runs only after the response is sent, and a
+    # client that reads right after a 201 must see its decision.
+    session.commit()
     if not created:
         response.status_code = 200
     return decision

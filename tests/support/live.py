@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from app.documents.models import Blob
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Flag
 from tests.support.paths import REPO_ROOT
+from tests.support.processes import stop_group, worker_env
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
@@ -82,37 +82,18 @@ class LiveServer:
         return all(p.poll() is None for p in self.processes.values())
 
     def stop(self) -> None:
-        """SIGTERM each process group this server started, then SIGKILL what is left after a grace period."""
+        """SIGTERM each process group this server started, SIGKILL what is left after a grace period."""
         for process in self.processes.values():
-            if process.poll() is None:
-                _signal_group(process, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal_group(process, signal.SIGKILL)
-                process.wait(timeout=5)
-
-
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
-    # Each child was started in its own session, so its group holds only what it spawned.
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, sig)
+            stop_group(process, grace_s=STOP_TIMEOUT_S)
 
 
 def server_environment(data_dir: Path, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The parent environment without any DSX_ setting (tests must not inherit a developer's), plus an
-    isolated embedded configuration under ``data_dir``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DSX_") or k == "DSX_SHARED_DIR" or k.startswith("DSX_TEST_")}
-    env.update({
-        "DSX_DATA_DIR": str(data_dir),
-        "DSX_DATABASE_URL": f"sqlite:///{data_dir / 'dsx.db'}",
-        "DSX_BROKER_URL": f"sqla+sqlite:///{data_dir / 'broker.db'}",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "PYTHONUNBUFFERED": "1",
-    })
+    """The parent environment without a developer's DSX_ settings, plus an isolated embedded configuration
+    under ``data_dir`` (URLs pinned so API, worker and test all open the same files)."""
+    env = worker_env(data_dir, f"sqlite:///{data_dir / 'dsx.db'}", f"sqla+sqlite:///{data_dir / 'broker.db'}")
+    if "DSX_SHARED_DIR" in os.environ:
+        env["DSX_SHARED_DIR"] = os.environ["DSX_SHARED_DIR"]
+    env["PYTHONUNBUFFERED"] = "1"
     env.update(overrides or {})
     return env
 
