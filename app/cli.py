@@ -154,13 +154,14 @@ def _format_value(value: dict) -> str:
 
 
 def _register_subcommands() -> None:
+    from app.admin_cli import register as register_admin
     from app.client_cli import register as register_client
     from app.dispatch.cli import register as register_trace
     from app.documents.cli import register as register_tool
     from app.evaluation.cli import register as register_eval
     from app.review.cli import register as register_review
 
-    for register in (register_tool, register_trace, register_review, register_client, register_eval):
+    for register in (register_tool, register_trace, register_review, register_client, register_eval, register_admin):
         register(cli)
 
 

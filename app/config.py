@@ -63,8 +63,10 @@ class Settings(BaseSettings):
     metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
 
     # Security.
-    auth_mode: str = Field(default="open", description="open | keys")
+    auth_mode: str = Field(default="auto", description="auto | open | keys (auto: open when embedded)")
     allow_open_in_production: bool = False
+    rate_limit_per_minute: int = 120
+    upload_quota_bytes_per_hour: int = 2 * 1024 * 1024 * 1024
 
     # Client side (`dsx submit`, `dsx jobs`, ...): which server to call; the config file fills what is unset.
     server: str | None = None
@@ -90,6 +92,12 @@ class Settings(BaseSettings):
     @property
     def index_cache_dir(self) -> Path:
         return self.data_dir / "index-cache"
+
+    @property
+    def effective_auth_mode(self) -> str:
+        if self.auth_mode == "auto":
+            return "open" if self.is_embedded else "keys"
+        return self.auth_mode
 
     @property
     def is_embedded(self) -> bool:

@@ -18,12 +18,14 @@ from app.review.api import router as review_router
 from app.review.views import STATIC_DIR as REVIEW_STATIC_DIR
 from app.review.views import STATIC_PATH as REVIEW_STATIC_PATH
 from app.review.views import router as review_dashboard_router
+from app.security import check_startup_policy
 
 log = logging.getLogger(__name__)
 
 
 def create_app() -> FastAPI:
     settings = get_settings()
+    check_startup_policy()
     app = FastAPI(
         title="dsx",
         version=__version__,
@@ -38,7 +40,7 @@ def create_app() -> FastAPI:
     app.include_router(review_router)
     app.include_router(review_dashboard_router)
     app.mount(REVIEW_STATIC_PATH, StaticFiles(directory=REVIEW_STATIC_DIR), name="review-static")
-    if settings.auth_mode == "open":
+    if settings.effective_auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")
     return app
 

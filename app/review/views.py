@@ -547,7 +547,7 @@ def _item_response(request: Request, session: Session, principal: Principal, con
         "span_names": {row.span_id: row.name for row in context.timeline.rows} if context.timeline else {},
         "form": {**defaults, **(form or {})}, "done": _just_decided(session, principal, done),
         "reviewer": request.cookies.get(REVIEWER_COOKIE, ""),
-        "keys_mode": get_settings().auth_mode == "keys",
+        "keys_mode": get_settings().effective_auth_mode == "keys",
     }, status_code=status_code)
 
 
@@ -603,8 +603,8 @@ def decide(
     try:
         body = ReviewDecisionRequest(decision=decision, comment=comment or None, reviewer=reviewer or None,
                                      correction=_correction(form) if decision == "correct" else None)
-        signed_by = decisions.resolve_reviewer(auth_mode=get_settings().auth_mode, principal_name=principal.name,
-                                               requested=body.reviewer)
+        signed_by = decisions.resolve_reviewer(auth_mode=get_settings().effective_auth_mode,
+                                               principal_name=principal.name, requested=body.reviewer)
         decisions.decide(session, extraction_id, body, reviewer=signed_by, tenant=principal.tenant)
     except NotFound as exc:
         return _not_found(request, exc)
@@ -616,7 +616,7 @@ def decide(
     session.commit()  # visible to the next request (and the API) before the redirect is followed
     target = f"/review/items/{next_id}" if next_id else "/review"
     response = RedirectResponse(target + filters.query(done=extraction_id), status_code=303)
-    if reviewer.strip() and get_settings().auth_mode != "keys":
+    if reviewer.strip() and get_settings().effective_auth_mode != "keys":
         response.set_cookie(REVIEWER_COOKIE, reviewer.strip(), max_age=180 * 86400, httponly=True, samesite="lax")
     return response
 
