@@ -35,8 +35,8 @@ CHARGED_TO = {"ok": "none", "tool_output_error": "tool", "tool_selection": "reas
               "unclassified": "unknown"}
 # Error codes a document tool returns because of the arguments it was given, not because it failed.
 CALLER_ERROR_CODES = frozenset({"invalid_argument", "invalid_arguments", "page_out_of_range", "no_such_section",
-                                "no_such_table", "unknown_tool", "tool_not_offered", "invalid_submission",
-                                "validation_error", "bad_cursor"})
+                                "no_such_table", "unknown_tool", "tool_not_offered", "tool_not_available",
+                                "phase_closed", "invalid_submission", "validation_error", "bad_cursor"})
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _submit(call: Call, record: RunRecord, request: Mapping[str, Any], submissio
             groundings: list[GroundingResult] | None) -> CallAttribution:
     if call.failed:
         return CallAttribution(call.span_id, "tool_selection", "the submission was rejected")
-    before = [c for c in record.calls if c.order < call.order and c.kind == "tool"]
+    before = [c for c in record.calls if c.order < call.order and c.kind == "tool" and c.executed]
     navigation = [c for c in before if c.tool in sc.NAVIGATION_TOOLS]
     if not navigation and not record.is_single_pass:
         return CallAttribution(call.span_id, "tool_selection", "answered without any navigation call")

@@ -22,6 +22,8 @@ from typing import Any
 from app.dispatch import semconv as sc
 
 FORMATS = ("dsx", "reference", "cell")
+# Tool errors of calls the loop refused before anything ran: the tool was not offered, or the phase had closed.
+REFUSED_CODES = frozenset({"tool_not_available", "phase_closed", "unknown_tool", "tool_not_offered"})
 
 
 class TraceFormatError(ValueError):
@@ -52,6 +54,11 @@ class Call:
     @property
     def failed(self) -> bool:
         return self.outcome in ("error", "empty")
+
+    @property
+    def executed(self) -> bool:
+        """False for a call refused before it ran (a tool that was not offered): it read nothing."""
+        return not (self.outcome == "error" and self.error_code in REFUSED_CODES)
 
 
 @dataclass
@@ -143,7 +150,7 @@ class RunRecord:
             return dict(self.tool_counts)
         counts: dict[str, int] = defaultdict(int)
         for call in self.calls_before_answer():
-            if call.kind == "tool" and call.tool:
+            if call.kind == "tool" and call.tool and call.executed:
                 counts[call.tool] += 1
         return dict(counts)
 

@@ -166,7 +166,8 @@ def _verification_skipped(rule: Rule, ctx: Context) -> Verdict:
         return _not_evaluable(rule, "no navigation call (see tool_bypass)")
     if any(counts.get(t) for t in sc.CROSS_CHECK_TOOLS):
         return _clean(rule)
-    nav_calls = [c for c in record.calls_before_answer() if c.kind == "tool" and c.tool in sc.NAVIGATION_TOOLS]
+    nav_calls = [c for c in record.calls_before_answer()
+                 if c.kind == "tool" and c.tool in sc.NAVIGATION_TOOLS and c.executed]
     return _flag(rule, rule.finding(
         ctx, f"The datasheet was navigated ({', '.join(sorted(navigation))}) but the value was never cross-checked "
              f"with {' or '.join(sorted(sc.CROSS_CHECK_TOOLS))} before it was submitted.",
@@ -182,7 +183,7 @@ def _tool_read_failure(rule: Rule, ctx: Context) -> Verdict:
     calls = record.calls_before_answer()
     unrecovered: list[Call] = []
     for i, call in enumerate(calls):
-        if call.kind != "tool" or call.tool not in sc.NAVIGATION_TOOLS or not call.failed:
+        if call.kind != "tool" or call.tool not in sc.NAVIGATION_TOOLS or not call.failed or not call.executed:
             continue
         later = calls[i + 1:]
         recovered = any(c.kind == "tool" and c.tool in CONTENT_TOOLS and c.outcome == "ok" for c in later)

@@ -275,3 +275,16 @@ def test_disagrees_with_reader_after_unit_normalisation() -> None:
     not_found = Submission.from_mapping({"found": False, "reason": "not in the datasheet"})
     assert "disagrees_with_reader" not in flagged(run.record(), cross_check=not_found)
     assert not verdicts(run.record(), cross_check=None)["disagrees_with_reader"].evaluable
+
+
+def test_refused_calls_are_not_navigation() -> None:
+    run = RunBuilder()
+    run.turn()
+    run.tool("search_text", outcome="error", error_code="tool_not_available")
+    run.submit()
+    assert "tool_bypass" in flagged(run.record())
+    withheld = RunBuilder().navigate("get_section_text")
+    withheld.turn()
+    withheld.tool("extract_table_markdown", outcome="error", error_code="tool_not_available")
+    withheld.submit()
+    assert flagged(withheld.record()) == {"verification_skipped"}
