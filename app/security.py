@@ -16,6 +16,7 @@ from fastapi import Request
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Forbidden, Unauthorized
+from app.ratelimit import check_request_rate
 
 ALL_ROLES = frozenset({"submitter", "reviewer", "admin"})
 KEY_COOKIE = "dsx_api_key"
@@ -70,6 +71,9 @@ def require_role(role: str) -> Callable[[Request], Principal]:
         principal = current_principal(request)
         if role not in principal.roles and "admin" not in principal.roles:
             raise Forbidden(f"This key lacks the `{role}` role.", code="missing_role")
+        if principal.key_id is not None and not getattr(request.state, "rate_counted", False):
+            request.state.rate_counted = True
+            check_request_rate(f"key:{principal.key_id}")
         return principal
 
     return dependency

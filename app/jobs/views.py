@@ -12,6 +12,7 @@ from app.jobs import service
 from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
 from app.jobs.upload import read_job_upload
+from app.ratelimit import charge_upload
 from app.security import Principal, require_role
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -52,6 +53,8 @@ async def submit_job(
     session: Session = Depends(get_session),
 ) -> JobOut:
     upload = await read_job_upload(request, get_settings().max_upload_bytes)
+    if principal.key_id is not None:
+        charge_upload(principal.tenant, len(upload.data))
     job, created = service.create_job(
         session,
         data=upload.data,

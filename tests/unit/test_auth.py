@@ -107,3 +107,38 @@ def test_production_refuses_to_start_open(dsx_env, monkeypatch: pytest.MonkeyPat
     from app.config import get_settings
 
     assert get_settings().effective_auth_mode == "keys"
+
+
+def test_rate_limit_per_key_is_429_with_retry_after(keys: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import ratelimit
+    from app.main import create_app
+
+    monkeypatch.setenv("DSX_RATE_LIMIT_PER_MINUTE", "3")
+    reset_settings()
+    ratelimit.reset()
+    client = TestClient(create_app())
+    statuses = [client.get("/v1/jobs", headers=bearer(keys["a_submitter"])).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    limited = client.get("/v1/jobs", headers=bearer(keys["a_submitter"]))
+    assert limited.json()["code"] == "rate_limited"
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    # another key has its own budget
+    assert client.get("/v1/jobs", headers=bearer(keys["b_submitter"])).status_code == 200
+    ratelimit.reset()
+
+
+def test_upload_quota_per_tenant(keys: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import ratelimit
+    from app.main import create_app
+
+    monkeypatch.setenv("DSX_UPLOAD_QUOTA_BYTES_PER_HOUR", str(len(PDF) * 2 + 10))
+    reset_settings()
+    ratelimit.reset()
+    client = TestClient(create_app())
+    assert submit(client, keys["a_submitter"]).status_code == 202
+    assert submit(client, keys["a_submitter"]).status_code == 202
+    over = submit(client, keys["a_submitter"])
+    assert over.status_code == 429 and over.json()["code"] == "upload_quota_exceeded"
+    assert int(over.headers["Retry-After"]) > 0
+    assert submit(client, keys["b_submitter"]).status_code == 202
+    ratelimit.reset()
