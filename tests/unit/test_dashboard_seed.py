@@ -28,8 +28,8 @@ from app.timeutil import utcnow
 from tests.support.paths import datasheet
 
 DATASHEET = "speaker_amplifier"
-# A printed number, not the digits of a part number such as "LM386".
-_NUMBER = re.compile(r"(?<![A-Za-z\d.])[-+]?\d+(?:\.\d+)?")
+# A printed value with its unit ("4 V", "8 Ω", "0.2 %"), not the digits of a part number such as "LM386".
+_VALUE = re.compile(r"(?<![A-Za-z\d.])(\d+(?:\.\d+)?)\s?(?:V|mV|mA|uA|µA|μA|W|mW|Hz|kHz|dB|°C|Ω|kΩ|%)(?![A-Za-z])")
 
 
 @dataclass
@@ -54,7 +54,7 @@ class SeededRun:
 
 
 def quotable_line(pdf: Path) -> QuotableLine:
-    """The first text line with a number and some words, preferring a page after the cover."""
+    """The first text line printing a value with a unit, preferring a page after the cover."""
     with pymupdf.open(pdf) as document:
         order = list(range(1, document.page_count)) + [0]
         for number in order:
@@ -62,10 +62,10 @@ def quotable_line(pdf: Path) -> QuotableLine:
             for block in page.get_text("dict")["blocks"]:
                 for line in block.get("lines", []):
                     text = " ".join("".join(s["text"] for s in line["spans"]).split())
-                    found = _NUMBER.search(text)
-                    if found and len(text) >= 16 and sum(c.isalpha() for c in text) >= 6:
+                    found = _VALUE.search(text)
+                    if found and len(text) >= 12:
                         return QuotableLine(number + 1, text, [round(c, 2) for c in line["bbox"]],
-                                            float(found.group()))
+                                            float(found.group(1)))
     raise AssertionError(f"no quotable line in {pdf}")
 
 

@@ -1,0 +1,238 @@
+"""The review dashboard in headless Chromium against a live dsx server (uvicorn subprocess).
+
+Flagged runs are seeded into the server's database on a real shared datasheet; the browser then does
+what a reviewer does: finds the run in the queue, reads the highlighted source page and the evidence
+spans, decides with the keyboard, and the decision is checked through the JSON API. Screenshots of the
+queue and of an item page are saved under ``test-artifacts/dashboard/``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.config import reset_settings
+from app.db import reset_engines
+from app.timeutil import utcnow
+from tests.support.live import LiveServer, live_server
+from tests.support.paths import REPO_ROOT
+from tests.unit.test_dashboard_seed import SeededRun, seed_flagged_run
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1280, "height": 800}
+ARTIFACTS = REPO_ROOT / "test-artifacts" / "dashboard"
+TIMEOUT_MS = 15_000
+
+# Share of the grounded box's pixels that the browser shows tinted by the highlight, and the same share in a
+# band of the page just below it (text and white paper, no highlight).
+HIGHLIGHT_SHARE_JS = """
+(img) => {
+  const boxes = JSON.parse(img.dataset.boxList);
+  const scale = img.naturalWidth / parseFloat(img.dataset.pageWidth);
+  const canvas = document.createElement("canvas");
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  const ctx = canvas.getContext("2d");
+  ctx.drawImage(img, 0, 0);
+  function share(x0, y0, x1, y1) {
+    const w = Math.max(1, Math.round((x1 - x0) * scale)), h = Math.max(1, Math.round((y1 - y0) * scale));
+    const data = ctx.getImageData(Math.round(x0 * scale), Math.round(y0 * scale), w, h).data;
+    let tinted = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+      if (r > 200 && g > 150 && r - b > 50) { tinted += 1; }
+    }
+    return tinted / (data.length / 4);
+  }
+  const [x0, y0, x1, y1] = boxes[0];
+  const height = y1 - y0;
+  return {inside: share(x0, y0, x1, y1), below: share(x0, y1 + 2 * height, x1, y1 + 3 * height),
+          boxes: boxes.length, natural: img.naturalWidth};
+}
+"""
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    message = f"{CHROMIUM} missing (apt-get install chromium)"
+    if os.environ.get("DSX_TEST_REQUIRE_SERVICES"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, datasheets_dir: Path) -> Iterator[LiveServer]:
+    """An API-only live server; this process's settings point at its data dir so seeding writes there."""
+    for key in list(os.environ):
+        if key.startswith("DSX_") and key != "DSX_SHARED_DIR" and not key.startswith("DSX_TEST_"):
+            monkeypatch.delenv(key, raising=False)
+    with live_server(tmp_path, worker=False) as live:
+        monkeypatch.setenv("DSX_DATA_DIR", str(live.data_dir))
+        reset_settings()
+        reset_engines()
+        try:
+            yield live
+        finally:
+            reset_engines()
+            reset_settings()
+
+
+@pytest.fixture
+def page(browser, server: LiveServer) -> Iterator[object]:  # noqa: ANN001
+    """A 1280x800 page that records every request it makes (the dashboard must work offline)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(TIMEOUT_MS)
+    tab = context.new_page()
+    tab.requested = []
+    tab.on("request", lambda request: tab.requested.append(request.url))
+    tab.console_errors = []
+    tab.failed = []
+    tab.on("response", lambda response: response.status >= 400 and tab.failed.append((response.status, response.url)))
+    tab.on("console", lambda message: message.type == "error" and tab.console_errors.append(message.text))
+    tab.on("pageerror", lambda error: tab.console_errors.append(str(error)))
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def _screenshot(page, name: str) -> Path:  # noqa: ANN001
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path))
+    return path
+
+
+def _row(page, run: SeededRun):  # noqa: ANN001, ANN202
+    return page.locator(f'tr.queue-row[data-item-id="{run.extraction_id}"]')
+
+
+def _only_local(page, server: LiveServer) -> None:  # noqa: ANN001
+    foreign = [url for url in page.requested if not url.startswith(server.base_url)]
+    assert not foreign, f"requests left the server: {foreign}"
+    assert not page.failed, page.failed
+    assert not page.console_errors, page.console_errors
+
+
+def test_flagged_run_is_reviewed_and_approved_in_the_browser(page, server: LiveServer) -> None:  # noqa: ANN001
+    missing = seed_flagged_run(parameter="Quiescent current", rule="tool-bypass", severity="error",
+                               quote_found=False, created_at=utcnow() - timedelta(hours=2))
+    grounded = seed_flagged_run()
+
+    page.goto(f"{server.base_url}/review")
+    assert page.locator("tr.queue-row").count() == 2
+    assert page.get_attribute("tr.queue-row >> nth=0", "data-item-id") == str(grounded.extraction_id)
+    assert page.locator('[data-rule="tool-bypass"]').inner_text().split() == ["tool-bypass", "1"]
+    assert _screenshot(page, "queue.png").stat().st_size > 10_000
+
+    _row(page, grounded).locator("a.item-link").click()
+    page.wait_for_url(f"**/review/items/{grounded.extraction_id}")
+    assert page.locator('[data-testid="source"]').get_attribute("data-state") == "grounded"
+    image = page.locator("#page-image")
+    page.wait_for_function("() => { const i = document.getElementById('page-image');"
+                           " return i.complete && i.naturalWidth > 0; }")
+    shares = image.evaluate(HIGHLIGHT_SHARE_JS)
+    assert shares["boxes"] == 1
+    assert shares["inside"] > 0.4, shares  # the quoted line is drawn highlighted ...
+    assert shares["below"] < 0.02, shares  # ... and the rest of the page is not
+    assert "never cross-checked" in page.locator('[data-testid="flags"]').inner_text()
+
+    # An evidence link opens its span in the waterfall, and its full input/output loads on demand (htmx).
+    page.locator(f'a.span-link[data-span="{grounded.spans["submit"]}"]').click()
+    span = page.locator(f"details#span-{grounded.spans['submit']}")
+    assert span.get_attribute("open") is not None
+    assert grounded.quote in span.locator('[data-testid="span-payload"]').inner_text()
+    page.evaluate("window.scrollTo(0, 0)")
+    assert _screenshot(page, "item.png").stat().st_size > 10_000
+
+    # The decision bar is on screen at 1280x800 without scrolling.
+    box = page.locator("button.approve").bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"]
+
+    page.fill('input[name="reviewer"]', "ana")
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")
+    page.wait_for_url(f"**/review/items/{missing.extraction_id}?done={grounded.extraction_id}")
+    assert "approve" in page.locator('[data-testid="decided-notice"]').inner_text()
+    assert page.locator('[data-testid="source"]').get_attribute("data-state") == "not_found"
+    assert page.locator('[data-testid="quote-not-found"]').is_visible()
+    _screenshot(page, "item-quote-not-found.png")
+
+    page.goto(f"{server.base_url}/review")
+    assert page.locator("tr.queue-row").count() == 1 and _row(page, grounded).count() == 0
+
+    job = httpx.get(f"{server.base_url}/v1/jobs/{grounded.job_id}").json()
+    review = job["results"][0]["review"]
+    assert (review["decision"], review["reviewer"]) == ("approve", "ana")
+    audit = httpx.get(f"{server.base_url}/v1/reviews").json()
+    assert [(d["extraction_id"], d["decision"]) for d in audit["items"]] == [(grounded.extraction_id, "approve")]
+    _only_local(page, server)
+
+
+def test_keyboard_walks_the_queue_and_corrects_and_rejects(page, server: LiveServer) -> None:  # noqa: ANN001
+    oldest = seed_flagged_run(parameter="Gain", created_at=utcnow() - timedelta(hours=3))
+    middle = seed_flagged_run(parameter="Input resistance", created_at=utcnow() - timedelta(hours=2))
+    newest = seed_flagged_run(parameter="Supply voltage")
+
+    page.goto(f"{server.base_url}/review")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    assert page.get_attribute("tr.queue-row.selected", "data-item-id") == str(middle.extraction_id)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/review/items/{middle.extraction_id}")
+    page.keyboard.press("k")
+    page.wait_for_url(f"**/review/items/{newest.extraction_id}")
+    page.keyboard.press("j")
+    page.wait_for_url(f"**/review/items/{middle.extraction_id}")
+
+    # c opens the correction (prefilled with the model's answer) and focuses it; Ctrl+Enter submits.
+    page.keyboard.press("c")
+    assert page.locator("[data-correction]").get_attribute("open") is not None
+    focused = page.evaluate("document.activeElement.name")
+    assert focused == "value_typical"
+    page.keyboard.type("9")
+    page.fill('input[name="unit"]', "V")
+    page.fill('input[name="comment"]', "typical is 9 V at VS = 9 V")
+    page.locator('input[name="comment"]').press("Control+Enter")
+    page.wait_for_url(f"**/review/items/{oldest.extraction_id}?done={middle.extraction_id}")
+
+    # r focuses the comment; the reason typed there goes with the rejection.
+    page.keyboard.press("r")
+    assert page.evaluate("document.activeElement.name") == "comment"
+    page.keyboard.type("value read from the wrong table")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/review?done={oldest.extraction_id}")
+
+    decisions = {d["extraction_id"]: d for d in httpx.get(f"{server.base_url}/v1/reviews").json()["items"]}
+    assert decisions[middle.extraction_id]["decision"] == "correct"
+    assert decisions[middle.extraction_id]["correction"]["values"][0]["typical"] == 9.0
+    assert decisions[middle.extraction_id]["comment"] == "typical is 9 V at VS = 9 V"
+    assert decisions[oldest.extraction_id]["decision"] == "reject"
+    assert decisions[oldest.extraction_id]["comment"] == "value read from the wrong table"
+    assert newest.extraction_id not in decisions
+    assert [int(i) for i in page.locator("tr.queue-row").evaluate_all("rows => rows.map(r => r.dataset.itemId)")] \
+        == [newest.extraction_id]
+    _only_local(page, server)

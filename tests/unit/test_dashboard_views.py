@@ -1,0 +1,215 @@
+"""The review dashboard's HTML routes, through the ASGI app: queue order and filters, the item page's
+evidence, the highlighted page image, span payloads, and decisions made from the form."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from html import unescape
+
+import pymupdf
+import pytest
+from fastapi.testclient import TestClient
+
+from app.documents import store
+from app.review.views import DEFAULT_DPI, render_page_png
+from app.timeutil import utcnow
+from tests.support.paths import datasheet
+from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, seed_flagged_run
+
+
+@pytest.fixture
+def client(dsx_env, datasheets_dir) -> TestClient:  # noqa: ANN001
+    from app.main import create_app
+
+    return TestClient(create_app(), follow_redirects=False)
+
+
+def rows(client: TestClient, **params: str) -> list[int]:
+    response = client.get("/review", params=params)
+    assert response.status_code == 200, response.text
+    return [int(i) for i in re.findall(r'<tr class="queue-row[^"]*" data-href="[^"]*" data-item-id="(\d+)"',
+                                       response.text)]
+
+
+def test_queue_lists_newest_first_with_counts_per_rule(client: TestClient) -> None:
+    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool-bypass", severity="error")
+    mid = seed_flagged_run(created_at=utcnow() - timedelta(hours=2), parameter="Gain")
+    new = seed_flagged_run(parameter="Quiescent current")
+    assert rows(client) == [new.extraction_id, mid.extraction_id, old.extraction_id]
+
+    html = client.get("/review").text
+    counts = dict(re.findall(r'data-rule="([^"]+)">[^<]*<b>(\d+)</b>', html))
+    assert counts == {"tool-bypass": "1", "verification-skipped": "2"}
+    assert 'data-testid="queue-total">3<' in html
+
+
+def test_queue_filters_by_rule_job_model_age_and_status(client: TestClient) -> None:
+    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool-bypass", severity="error",
+                           model="gpt-test")
+    new = seed_flagged_run(parameter="Quiescent current")
+    assert rows(client, rule="tool-bypass") == [old.extraction_id]
+    assert rows(client, job=new.job_id) == [new.extraction_id]
+    assert rows(client, model="gpt-test") == [old.extraction_id]
+    assert rows(client, age="24h") == [new.extraction_id]
+    assert rows(client, age="7d") == [new.extraction_id, old.extraction_id]
+    assert rows(client, age="24h", rule="tool-bypass") == []
+    # Counts under the age filter still show every rule of the recent items, whatever rule is selected.
+    html = client.get("/review", params={"age": "24h", "rule": "tool-bypass"}).text
+    assert dict(re.findall(r'data-rule="([^"]+)">[^<]*<b>(\d+)</b>', html)) == {"verification-skipped": "1"}
+    assert 'data-testid="queue-empty"' in html
+    assert rows(client, status="decided") == []
+    assert client.get("/review", params={"status": "bogus"}).status_code == 422
+
+
+def test_item_page_shows_request_answer_flags_evidence_and_timeline(client: TestClient) -> None:
+    run = seed_flagged_run()
+    response = client.get(f"/review/items/{run.extraction_id}")
+    assert response.status_code == 200
+    html = unescape(response.text)
+    assert "Supply voltage" in html and run.quote in html
+    assert "never cross-checked the value" in html
+    # Every evidence link points at a row of the waterfall.
+    links = re.findall(r'href="#span-([0-9a-f]+)" class="span-link"', html)
+    assert links == [run.spans["tool"], run.spans["submit"]]
+    rows_ids = re.findall(r'<details class="wf-row[^"]*"\s+id="span-([0-9a-f]+)"', html)
+    assert set(links) <= set(rows_ids) and len(rows_ids) == 5
+    assert rows_ids[0] == run.spans["root"]  # the agent span first, its calls under it
+    assert "3800 in / 130 out tokens" in html and "$0.0064" in html
+    assert "verification skipped → reasoning" in html
+    assert 'data-state="grounded"' in html and f"Quote found on page {run.page}" in html
+    assert f'src="/review/items/{run.extraction_id}/page.png?page={run.page}"' in html
+    assert 'data-boxes="1"' in html
+    assert 'src="http' not in html and 'href="http' not in html  # no external assets
+
+
+def test_item_page_states_when_the_quote_is_not_in_the_document(client: TestClient) -> None:
+    run = seed_flagged_run(quote_found=False, rule="tool-bypass", severity="error")
+    html = client.get(f"/review/items/{run.extraction_id}").text
+    assert 'data-state="not_found"' in html
+    assert "Quote not found in this document" in html
+    assert 'data-boxes="0"' in html
+
+
+def test_unknown_item_is_a_404_page(client: TestClient) -> None:
+    response = client.get("/review/items/999")
+    assert response.status_code == 404
+    assert "text/html" in response.headers["content-type"] and "Back to the review queue" in response.text
+
+
+def _pixmap(png: bytes) -> pymupdf.Pixmap:
+    return pymupdf.Pixmap(png)
+
+
+def _changed_pixels(a: pymupdf.Pixmap, b: pymupdf.Pixmap) -> list[tuple[int, int]]:
+    assert (a.width, a.height, a.n) == (b.width, b.height, b.n)
+    n, changed = a.n, []
+    sa, sb = a.samples, b.samples
+    for y in range(0, a.height, 2):
+        for x in range(0, a.width, 2):
+            i = (y * a.width + x) * n
+            if sa[i:i + n] != sb[i:i + n]:
+                changed.append((x, y))
+    return changed
+
+
+def test_page_image_highlights_exactly_the_grounded_boxes(client: TestClient, dsx_env) -> None:  # noqa: ANN001
+    run = seed_flagged_run()
+    response = client.get(f"/review/items/{run.extraction_id}/page.png")
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+    highlighted = _pixmap(response.content)
+    sha = store.sha256_of(datasheet(DATASHEET).read_bytes())
+    plain = _pixmap(render_page_png(store.blob_path(sha), run.page, [], DEFAULT_DPI))
+    changed = _changed_pixels(plain, highlighted)
+    assert changed, "the highlight changed nothing"
+    scale = DEFAULT_DPI / 72
+    x0, y0, x1, y1 = (c * scale for c in run.boxes[0])
+    inside = [p for p in changed if x0 - 3 <= p[0] <= x1 + 3 and y0 - 3 <= p[1] <= y1 + 3]
+    assert len(inside) == len(changed), "pixels changed outside the grounded box"
+    assert len(inside) > 0.3 * ((x1 - x0) * (y1 - y0)) / 4  # most of the box is tinted (every 2nd pixel sampled)
+
+    other = client.get(f"/review/items/{run.extraction_id}/page.png", params={"page": 1 if run.page != 1 else 2})
+    assert other.status_code == 200
+    assert client.get(f"/review/items/{run.extraction_id}/page.png", params={"page": 999}).status_code == 404
+
+
+def test_span_payload_fragment_holds_the_full_input_and_output(client: TestClient) -> None:
+    run = seed_flagged_run()
+    fragment = unescape(client.get(f"/review/items/{run.extraction_id}/spans/{run.spans['chat1']}").text)
+    assert '<parameter_request>{\\"name\\": \\"Supply voltage\\"' in fragment
+    assert '"build_datasheet"' in fragment
+    other = seed_flagged_run(parameter="Gain")
+    # A span of another run is not served through this item.
+    assert client.get(f"/review/items/{run.extraction_id}/spans/{other.spans['chat1']}").status_code == 404
+
+
+def _decide(client: TestClient, run: SeededRun, query: str = "", **form: str):
+    return client.post(f"/review/items/{run.extraction_id}/decision{query}", data=form)
+
+
+def test_approving_moves_to_the_next_item_and_leaves_the_queue(client: TestClient) -> None:
+    first = seed_flagged_run(created_at=utcnow() - timedelta(hours=1))
+    second = seed_flagged_run(parameter="Gain")
+    html = client.get(f"/review/items/{second.extraction_id}").text
+    assert re.search(rf'name="next" value="{first.extraction_id}"', html)
+
+    response = _decide(client, second, decision="approve", reviewer="ana", comment="matches page",
+                       next=str(first.extraction_id))
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/review/items/{first.extraction_id}?done={second.extraction_id}"
+    assert rows(client) == [first.extraction_id]
+    assert "dsx_reviewer=ana" in response.headers["set-cookie"]
+
+    reviews = client.get("/v1/reviews").json()["items"]
+    assert [(r["extraction_id"], r["decision"], r["reviewer"], r["comment"]) for r in reviews] == [
+        (second.extraction_id, "approve", "ana", "matches page")]
+    result = client.get(f"/v1/jobs/{second.job_id}").json()["results"][0]
+    assert result["review"]["decision"] == "approve" and result["review"]["reviewer"] == "ana"
+    landed = client.get(response.headers["location"]).text
+    assert 'data-testid="decided-notice"' in landed and "approve" in landed
+
+
+def test_correction_is_stored_with_its_value_and_page(client: TestClient) -> None:
+    run = seed_flagged_run()
+    response = _decide(client, run, "?status=all", decision="correct", reviewer="bo", value_min="4", value_max="12",
+                       unit="V", page=str(run.page), conditions="TA = 25 °C; RL = 8 Ω", quote=run.quote)
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/review?status=all&done={run.extraction_id}"
+    decision = client.get("/v1/reviews").json()["items"][0]
+    assert decision["decision"] == "correct"
+    assert decision["correction"]["values"] == [{"min": 4.0, "typical": None, "max": 12.0, "unit": "V",
+                                                 "conditions": ["TA = 25 °C", "RL = 8 Ω"]}]
+    assert decision["correction"]["source_page"] == run.page
+    assert rows(client, status="decided") == [run.extraction_id]
+    claims = client.get("/v1/review/corrections.yaml").text
+    assert "max: 12.0" in claims
+
+
+def test_invalid_correction_is_explained_and_nothing_is_stored(client: TestClient) -> None:
+    run = seed_flagged_run()
+    response = _decide(client, run, decision="correct", value_min="", value_typical="", value_max="", unit="V")
+    assert response.status_code == 422
+    assert 'data-testid="form-error"' in response.text and "at least one of min, typical, max" in response.text
+    response = _decide(client, run, decision="correct", value_typical="about three")
+    assert response.status_code == 422 and "must be a number" in unescape(response.text)
+    assert client.get("/v1/reviews").json()["total"] == 0
+    assert rows(client) == [run.extraction_id]
+
+
+def test_neighbours_follow_the_filtered_queue(client: TestClient) -> None:
+    a = seed_flagged_run(created_at=utcnow() - timedelta(hours=3), rule="tool-bypass", severity="error")
+    b = seed_flagged_run(created_at=utcnow() - timedelta(hours=2), parameter="Gain")
+    c = seed_flagged_run(parameter="Quiescent current", rule="tool-bypass", severity="error")
+    html = client.get(f"/review/items/{b.extraction_id}").text
+    assert f'href="/review/items/{c.extraction_id}" data-nav="prev"' in html
+    assert f'href="/review/items/{a.extraction_id}" data-nav="next"' in html
+    assert ">2 of 3<" in html
+    narrowed = client.get(f"/review/items/{c.extraction_id}", params={"rule": "tool-bypass"}).text
+    assert f'href="/review/items/{a.extraction_id}?rule=tool-bypass" data-nav="next"' in narrowed
+    assert ">1 of 2<" in narrowed
+
+
+def test_static_assets_are_served_locally(client: TestClient) -> None:
+    for name in ("htmx.min.js", "review.js", "review.css"):
+        response = client.get(f"/review/static/{name}")
+        assert response.status_code == 200 and len(response.content) > 1000, name
