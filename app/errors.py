@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_JSON = "application/problem+json"
@@ -91,6 +92,12 @@ def install_handlers(app: FastAPI) -> None:
         ]
         return problem(422, "invalid_input", "Invalid input", "Request validation failed",
                        str(request.url.path), errors=errors)
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: OperationalError) -> JSONResponse:
+        # The database is unreachable or restarting: tell clients to come back, never a bare 500.
+        return problem(503, "database_unavailable", "The database is unavailable",
+                       "The database is unavailable; retry shortly.", str(request.url.path), retry_after=5)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

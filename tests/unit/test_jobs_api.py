@@ -185,3 +185,21 @@ def test_healthz_and_readyz(client: TestClient) -> None:
     ready = client.get("/readyz")
     assert ready.status_code == 200, ready.text
     assert ready.json()["checks"] == {"database": "ok", "broker": "ok"}
+
+
+def test_database_outage_is_503_with_retry_after(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from app.config import reset_settings
+    from app.db import reset_engines
+    from app.main import create_app
+
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    monkeypatch.setenv("DSX_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none?connect_timeout=1")
+    monkeypatch.setenv("DSX_ALLOW_OPEN_IN_PRODUCTION", "true")
+    monkeypatch.setenv("DSX_AUTH_MODE", "open")
+    reset_settings()
+    reset_engines()
+    response = client.get("/v1/jobs")
+    assert response.status_code == 503
+    assert response.json()["code"] == "database_unavailable"
+    assert response.headers["Retry-After"] == "5"
+    assert client.get("/readyz").status_code == 503
