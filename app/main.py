@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
 from app import __version__
 from app.config import get_settings
@@ -15,9 +14,7 @@ from app.health import router as health_router
 from app.jobs.views import router as jobs_router
 from app.metrics import router as metrics_router
 from app.review.api import router as review_router
-from app.review.views import STATIC_DIR as REVIEW_STATIC_DIR
-from app.review.views import STATIC_PATH as REVIEW_STATIC_PATH
-from app.review.views import router as review_dashboard_router
+from app.review.views import install as install_review_dashboard
 from app.security import check_startup_policy
 
 log = logging.getLogger(__name__)
@@ -38,8 +35,7 @@ def create_app() -> FastAPI:
     app.include_router(dispatch_router)
     app.include_router(metrics_router)
     app.include_router(review_router)
-    app.include_router(review_dashboard_router)
-    app.mount(REVIEW_STATIC_PATH, StaticFiles(directory=REVIEW_STATIC_DIR), name="review-static")
+    install_review_dashboard(app)
     if settings.effective_auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")
     return app

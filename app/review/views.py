@@ -17,21 +17,23 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import pymupdf
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent.schemas import ExtractedValue
+from app.auth import lookup
 from app.config import get_settings
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
 from app.dispatch.service import build_tree, load_trace
 from app.documents import store
-from app.errors import DsxError, InvalidInput, NotFound
+from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review import decisions
 from app.review.decisions import (
@@ -43,7 +45,7 @@ from app.review.decisions import (
     ReviewQueueItem,
 )
 from app.review.models import Attribution, Grounding
-from app.security import Principal, require_role
+from app.security import KEY_COOKIE, Principal, require_role
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -62,6 +64,8 @@ _CHUNK = 500
 # Neighbours (j/k) are looked up this far into the queue; beyond it an item still opens, without neighbours.
 _NEIGHBOUR_SCAN_LIMIT = 5000
 REVIEWER_COOKIE = "dsx_reviewer"
+KEY_COOKIE_MAX_AGE_S = 12 * 3600
+REVIEWER_ROLE = "reviewer"
 
 # Page images: resolution bounds, and the highlight drawn over a grounded quote.
 DEFAULT_DPI = 110
@@ -70,6 +74,42 @@ _HIGHLIGHT_FILL = (1.0, 0.84, 0.0)
 _HIGHLIGHT_EDGE = (0.85, 0.2, 0.0)
 _HIGHLIGHT_OPACITY = 0.38
 _GROUNDED_OUTCOMES = frozenset({"grounded", "grounded_other_page", "value_not_in_quote"})
+
+
+# --- Who is reviewing -------------------------------------------------------------------------------------
+
+
+class LoginRequired(Exception):
+    """A dashboard page was opened without a usable API key: send the browser to the sign-in form."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        super().__init__(reason)
+        self.target = target
+        self.reason = reason
+
+
+_require_reviewer = require_role(REVIEWER_ROLE)
+
+
+def reviewer_page(request: Request) -> Principal:
+    """``require_role("reviewer")`` for pages: a browser without a key is redirected to sign in instead of
+    receiving a problem document. Images and fragments keep the plain 401/403 of the API."""
+    try:
+        return _require_reviewer(request)
+    except (Unauthorized, Forbidden) as exc:
+        target = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
+        raise LoginRequired(target if request.method == "GET" else "/review", exc.detail) from exc
+
+
+def _keys_mode() -> bool:
+    return get_settings().effective_auth_mode == "keys"
+
+
+def _safe_target(target: str | None) -> str:
+    """Only a dashboard path may follow a sign-in (no open redirect to another site)."""
+    if target and target.startswith("/review") and not target.startswith("//"):
+        return target
+    return "/review"
 
 
 # --- Queue filters and ordering ---------------------------------------------------------------------------
@@ -479,7 +519,9 @@ templates.env.globals.update(static=lambda name: f"{STATIC_PATH}/{name}", top_se
 
 
 def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, context, status_code=status_code)
+    principal = getattr(request.state, "principal", None)
+    signed_in = principal if _keys_mode() and principal is not None and principal.key_id is not None else None
+    return templates.TemplateResponse(request, name, {"signed_in": signed_in, **context}, status_code=status_code)
 
 
 def _not_found(request: Request, exc: DsxError) -> HTMLResponse:
@@ -495,7 +537,7 @@ def queue_page(
     filters: QueueFilters = Depends(_filters),
     page: Annotated[int, Query(ge=1, le=10_000)] = 1,
     done: Annotated[int | None, Query(description="Extraction just decided, to confirm it")] = None,
-    principal: Principal = Depends(require_role("reviewer")),
+    principal: Principal = Depends(reviewer_page),
     session: Session = Depends(get_session),
 ) -> HTMLResponse:
     window = queue_window(session, principal.tenant, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE)
@@ -521,7 +563,7 @@ def item_page(
     extraction_id: int,
     filters: QueueFilters = Depends(_filters),
     done: Annotated[int | None, Query()] = None,
-    principal: Principal = Depends(require_role("reviewer")),
+    principal: Principal = Depends(reviewer_page),
     session: Session = Depends(get_session),
 ) -> HTMLResponse:
     try:
@@ -594,7 +636,7 @@ def decide(
     quote: Annotated[str, Form(max_length=4000)] = "",
     next_id: Annotated[int | None, Form(alias="next")] = None,
     filters: QueueFilters = Depends(_filters),
-    principal: Principal = Depends(require_role("reviewer")),
+    principal: Principal = Depends(reviewer_page),
     session: Session = Depends(get_session),
 ) -> Response:
     """Record a decision from the item page, then move on to the next item of the queue (post-redirect-get)."""
@@ -626,7 +668,7 @@ def page_image(
     extraction_id: int,
     page: Annotated[int | None, Query(ge=1)] = None,
     dpi: Annotated[int, Query(ge=MIN_DPI, le=MAX_DPI)] = DEFAULT_DPI,
-    principal: Principal = Depends(require_role("reviewer")),
+    principal: Principal = Depends(_require_reviewer),
     session: Session = Depends(get_session),
 ) -> Response:
     """A page of the item's datasheet, with the grounded quote's boxes highlighted where they fall on it."""
@@ -649,7 +691,7 @@ def span_payload(
     request: Request,
     extraction_id: int,
     span_id: str,
-    principal: Principal = Depends(require_role("reviewer")),
+    principal: Principal = Depends(_require_reviewer),
     session: Session = Depends(get_session),
 ) -> HTMLResponse:
     """The full input and output of one span (an htmx fragment, loaded when its row is expanded)."""
@@ -659,3 +701,58 @@ def span_payload(
     if span is None:
         raise NotFound(f"Span {span_id} is not part of this item's dispatch record.", code="span_not_found")
     return _page(request, "_span_payload.html", {"span": span, "payload": span.payload or {}})
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next_path: Annotated[str | None, Query(alias="next")] = None,
+               reason: Annotated[str | None, Query(max_length=300)] = None) -> Response:
+    if not _keys_mode():
+        return RedirectResponse(_safe_target(next_path), status_code=303)
+    return _page(request, "login.html", {"target": _safe_target(next_path), "error": reason})
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(
+    request: Request,
+    key: Annotated[str, Form(max_length=500)],
+    next_path: Annotated[str | None, Form(alias="next")] = None,
+    session: Session = Depends(get_session),
+) -> Response:
+    """Check a pasted API key once, then keep it in an HttpOnly, same-site cookie the API already accepts."""
+    target = _safe_target(next_path)
+    if not _keys_mode():
+        return RedirectResponse(target, status_code=303)
+    row = lookup(session, key.strip()) if key.strip() else None
+    if row is None:
+        return _page(request, "login.html", {"target": target, "error": "This API key is unknown or revoked."},
+                     status_code=401)
+    roles = set(row.roles or ())
+    if REVIEWER_ROLE not in roles and "admin" not in roles:
+        return _page(request, "login.html", {"target": target,
+                                             "error": f"The key “{row.name}” lacks the reviewer role."},
+                     status_code=403)
+    response = RedirectResponse(target, status_code=303)
+    # SameSite=strict: a page on another site cannot make the browser post a decision with this key.
+    response.set_cookie(KEY_COOKIE, key.strip(), max_age=KEY_COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/")
+    return response
+
+
+@router.post("/logout")
+def logout() -> Response:
+    response = RedirectResponse("/review/login", status_code=303)
+    response.delete_cookie(KEY_COOKIE, path="/")
+    return response
+
+
+def _login_redirect(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, LoginRequired)
+    return RedirectResponse(f"/review/login?{urlencode({'next': exc.target, 'reason': exc.reason})}",
+                            status_code=303)
+
+
+def install(app: FastAPI) -> None:
+    """Serve the dashboard from ``app``: its routes, its static files, and the sign-in redirect."""
+    app.include_router(router)
+    app.mount(STATIC_PATH, StaticFiles(directory=STATIC_DIR), name="review-static")
+    app.add_exception_handler(LoginRequired, _login_redirect)
