@@ -88,7 +88,8 @@ def check_needles(claim: Claim, values: list[dict[str, Any]]) -> dict[str, bool]
 
 
 def plus_minus_magnitude(claim: Claim) -> float | None:
-    """X when the claim's limit is printed ``±X`` (then min = -X, max = X is an equivalent reading)."""
+    """X when the claim's limit is printed ``±X`` (then min = -X, max = X and max = X alone are equivalent
+    readings of it)."""
     stated = claim.max if claim.max is not None else claim.typical
     if stated is None:
         return None
@@ -121,7 +122,8 @@ def check_exact(claim: Claim, values: list[dict[str, Any]]) -> tuple[bool, int |
     alternatives = [expected]
     magnitude = plus_minus_magnitude(claim)
     if magnitude is not None:
-        alternatives.append({"min": -magnitude, "max": magnitude})
+        # A limit printed "±X" reads equally as min -X / max X, or as the magnitude limit max X alone.
+        alternatives += [{"min": -magnitude, "max": magnitude}, {"max": magnitude}]
     best: tuple[int, int | None, dict[str, str], bool] = (-1, None, {f: "missing" for f in expected}, False)
     for index, value in enumerate(values):
         for wanted in alternatives:
