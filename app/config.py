@@ -51,6 +51,9 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     max_deliveries: int = 3
+    job_lease_s: float = 120.0
+    requeue_after_s: float = 60.0
+    sweep_interval_s: float = 15.0
 
     # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
     review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 from app.jobs.queue import QUEUE, celery_config
 
@@ -19,3 +21,18 @@ def _fresh_connections(**_kwargs) -> None:  # noqa: ANN003
     from app.db import reset_engines
 
     reset_engines()
+
+
+_sweeper_stop = threading.Event()
+
+
+@worker_ready.connect
+def _start_sweeper(**_kwargs) -> None:  # noqa: ANN003
+    from app.jobs.sweeper import start_background_sweeper
+
+    start_background_sweeper(_sweeper_stop)
+
+
+@worker_shutdown.connect
+def _stop_sweeper(**_kwargs) -> None:  # noqa: ANN003
+    _sweeper_stop.set()

@@ -21,6 +21,7 @@ from app.db import session_scope
 from app.dispatch import telemetry
 from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError, open_index
+from app.jobs import leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
 from app.review import service as review
@@ -29,18 +30,24 @@ from app.review.models import Flag, Severity
 log = logging.getLogger(__name__)
 
 
-def run(job_id: str) -> str:
+def run(job_id: str, owner: str | None = None) -> str:
     """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status."""
     settings = get_settings()
+    owner = owner or leases.worker_identity()
     with session_scope() as session:
         job = get_job(session, job_id)
         status = JobStatus(job.status)
         if status.is_terminal:
             return status.value
+        if not leases.acquire(session, job_id, owner):
+            log.info("job %s is held by %s; dropping this duplicate delivery", job_id, job.lease_owner)
+            return status.value
+        session.refresh(job)
         job.deliveries += 1
         if job.deliveries > settings.max_deliveries:
             transition(job, JobStatus.failed, failure_code="poison_job",
                        detail=f"Delivered {job.deliveries} times without finishing.")
+            leases.release(session, job_id, owner)
             metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
             return job.status
         if status is JobStatus.queued:
@@ -51,7 +58,7 @@ def run(job_id: str) -> str:
     try:
         index = open_index(store.blob_path(sha256), sha256=sha256)
     except IndexBuildError as exc:
-        return _fail(job_id, exc.code, str(exc))
+        return _fail(job_id, exc.code, str(exc), owner)
 
     model = resolve_model(model_alias)
     try:
@@ -65,6 +72,8 @@ def run(job_id: str) -> str:
             if _cancelled(job_id):
                 return JobStatus.cancelled.value
             _run_parameter(job_id, parameter_id, index, model, engine_choice)
+            with session_scope() as session:
+                leases.renew(session, job_id, owner)
     finally:
         telemetry.flush()
 
@@ -74,6 +83,7 @@ def run(job_id: str) -> str:
             return job.status
         target = JobStatus.needs_review if _has_review_flags(session, job_id) else JobStatus.done
         transition(job, target)
+        leases.release(session, job_id, owner)
         metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
         log.info("job %s %s in %.1fs", job_id, target.value, time.perf_counter() - started)
         return job.status
@@ -158,10 +168,11 @@ def _cancelled(job_id: str) -> bool:
         return job is None or job.status == JobStatus.cancelled.value
 
 
-def _fail(job_id: str, code: str, detail: str) -> str:
+def _fail(job_id: str, code: str, detail: str, owner: str) -> str:
     with session_scope() as session:
         job = get_job(session, job_id)
         if not JobStatus(job.status).is_terminal:
             transition(job, JobStatus.failed, failure_code=code, detail=detail)
             metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
+        leases.release(session, job_id, owner)
         return job.status
