@@ -1,7 +1,7 @@
 """A neutral run record, so one set of rules audits runs recorded three ways.
 
-* ``dsx``: our own spans (``SpanRecord`` rows, or their JSON export, one span per line), names and attributes
-  from ``app.dispatch.semconv``.
+* ``dsx``: our own spans (``SpanRecord`` rows, or their JSON export: one span per line, or the trace tree),
+  names and attributes from ``app.dispatch.semconv``.
 * ``reference``: the reference harness's step JSONL (a ``kind: session_start`` line, then one step per line
   with ``claim_id``, ``engine``, ``phase``, ``step``, ``turn_idx``, ``kind`` = ``tool_call|reasoning_only|
   final_output``, ``tool_name``, ``tool_input_summary``, ``tool_output_summary``, ``error``, ...).
@@ -535,6 +535,22 @@ def _parse_json_lines(text: str) -> list[Any]:
     return items
 
 
+def _flatten_trees(items: list[Any]) -> list[Any]:
+    """Spans exported as a tree (``{"roots": [...]}`` or nodes with ``children``) as a flat list."""
+    flat: list[Any] = []
+    stack = list(reversed(items))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping) and "roots" in item and "span_id" not in item:
+            stack.extend(reversed(list(item.get("roots") or [])))
+            continue
+        if isinstance(item, Mapping) and "children" in item:
+            stack.extend(reversed(list(item.get("children") or [])))
+            item = {k: v for k, v in item.items() if k != "children"}
+        flat.append(item)
+    return flat
+
+
 def detect_format(items: list[Any]) -> str:
     """``dsx`` (spans), ``reference`` (steps) or ``cell`` (counts), from the objects' keys."""
     objects = [i for i in items if isinstance(i, Mapping)]
@@ -554,7 +570,7 @@ def load_records(path: Path, fmt: str | None = None) -> tuple[str, list[RunRecor
     """Read a trace file and build its records; ``fmt`` forces a format, else it is detected."""
     if fmt is not None and fmt not in FORMATS:
         raise TraceFormatError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    items = _parse_json_lines(Path(path).read_text(encoding="utf-8"))
+    items = _flatten_trees(_parse_json_lines(Path(path).read_text(encoding="utf-8")))
     fmt = fmt or detect_format(items)
     objects = [i for i in items if isinstance(i, Mapping)]
     if not objects:

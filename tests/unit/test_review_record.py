@@ -143,3 +143,15 @@ def test_detect_grounds_against_the_datasheet(tmp_path: Path, datasheets_dir: Pa
     out = json.loads(result.output)
     assert {(g["claim_id"], g["outcome"]) for g in out["grounding"]} == {("good", "grounded"),
                                                                           ("decoy", "quote_not_found")}
+
+
+def test_dsx_trace_tree_export(tmp_path: Path) -> None:
+    run = RunBuilder().navigate("build_datasheet")
+    run.submit(ANSWER)
+    root, *children = run.spans
+    tree = {"job_id": "j", "span_count": len(run.spans), "roots": [{**root, "children": children}]}
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(tree))
+    fmt, records = load_records(path)
+    assert fmt == "dsx" and len(records) == 1
+    assert records[0].counts_before_answer() == {"build_datasheet": 1, "submit_extraction": 1}
