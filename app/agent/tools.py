@@ -225,18 +225,30 @@ def _envelope(name: str, result: dict[str, Any]) -> dict[str, Any]:
     return {"tool": name, "status": status, "untrusted_document_data": True, "result": result}
 
 
-# Keys whose emptiness means "the tool found nothing", per document tool.
-_CONTENT_KEYS = ("hits", "text", "tables", "blocks", "toc", "pages", "rows", "matches")
+# Per document tool, the keys that carry document content: the result is "empty" when all of them are.
+_CONTENT_KEYS = {
+    "build_datasheet": ("page_count", "toc", "title"),
+    "get_section_text": ("text",),
+    "search_text": ("hits",),
+    "extract_table_markdown": ("tables",),
+    "inspect_page": ("blocks", "image"),
+}
 
 
-def is_empty_result(result: dict[str, Any]) -> bool:
+def _blank(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, dict | list | tuple):
+        return not value or all(_blank(v) for v in (value.values() if isinstance(value, dict) else value))
+    return value is None or value == 0 or value is False
+
+
+def is_empty_result(name: str, result: dict[str, Any]) -> bool:
     """True when a successful result carries no document content (no hits, no text, no tables...)."""
-    present = [k for k in _CONTENT_KEYS if k in result]
-    if not present:
-        return not result
-    if "image" in result and result.get("image"):
-        return False
-    return all(not result[k] or (isinstance(result[k], str) and not result[k].strip()) for k in present)
+    keys = _CONTENT_KEYS.get(name)
+    if keys is None:
+        return _blank(result)
+    return all(_blank(result.get(k)) for k in keys)
 
 
 @dataclass
@@ -263,7 +275,7 @@ class ToolResult:
     def outcome(self) -> ToolOutcome:
         if self.error:
             return "error"
-        return "empty" if is_empty_result(self.result) else "ok"
+        return "empty" if is_empty_result(self.name, self.result) else "ok"
 
     def envelope(self) -> dict[str, Any]:
         return _envelope(self.name, self.result)
@@ -295,8 +307,6 @@ class DocumentDispatcher:
         method = getattr(self.tools, name)
         try:
             result = method(**args)
-        except TypeError as exc:
-            return ToolResult.failure(name, "invalid_arguments", str(exc))
         except Exception as exc:  # noqa: BLE001 - see the class docstring
             log.exception("tool %s failed", name)
             return ToolResult.failure(name, "tool_failed", f"{type(exc).__name__}: {exc}")

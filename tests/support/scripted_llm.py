@@ -272,7 +272,8 @@ def _handler_for(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             with llm._lock:
-                llm.requests.append(ReceivedRequest(self.path, dict(self.headers.items()), body, time.time()))
+                llm.requests.append(ReceivedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                                    time.time()))
             behaviour = llm._next(body)
             if behaviour.delay_s:
                 llm._sleep(behaviour.delay_s)
