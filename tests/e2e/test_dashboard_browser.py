@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from app.config import reset_settings
 from app.db import reset_engines
 from app.timeutil import utcnow
 from tests.support.live import LiveServer, live_server
-from tests.support.paths import REPO_ROOT
-from tests.unit.test_dashboard_seed import SeededRun, seed_flagged_run
+from tests.support.paths import REPO_ROOT, datasheet
+from tests.support.processes import wait_until
+from tests.support.scripted_llm import ScriptedLLM, submit
+from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 
 pytestmark = pytest.mark.e2e
 
@@ -82,26 +86,36 @@ def browser() -> Iterator[object]:
             chromium.close()
 
 
-@pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, datasheets_dir: Path) -> Iterator[LiveServer]:
-    """An API-only live server; this process's settings point at its data dir so seeding writes there."""
+@contextmanager
+def _pointed_at(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
+    """This process's settings on the live server's data dir, so seeding and reading hit its database."""
+    monkeypatch.setenv("DSX_DATA_DIR", str(live.data_dir))
+    reset_settings()
+    reset_engines()
+    try:
+        yield live
+    finally:
+        reset_engines()
+        reset_settings()
+
+
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("DSX_") and key != "DSX_SHARED_DIR" and not key.startswith("DSX_TEST_"):
             monkeypatch.delenv(key, raising=False)
-    with live_server(tmp_path, worker=False) as live:
-        monkeypatch.setenv("DSX_DATA_DIR", str(live.data_dir))
-        reset_settings()
-        reset_engines()
-        try:
-            yield live
-        finally:
-            reset_engines()
-            reset_settings()
 
 
 @pytest.fixture
-def page(browser, server: LiveServer) -> Iterator[object]:  # noqa: ANN001
-    """A 1280x800 page that records every request it makes (the dashboard must work offline)."""
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, datasheets_dir: Path) -> Iterator[LiveServer]:
+    """An API-only live server, for runs seeded straight into its database."""
+    _clean_environment(monkeypatch)
+    with live_server(tmp_path, worker=False) as live, _pointed_at(live, monkeypatch):
+        yield live
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:  # noqa: ANN001
+    """A 1280x800 page that records every request it makes and every error (the dashboard works offline)."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(TIMEOUT_MS)
     tab = context.new_page()
@@ -130,21 +144,21 @@ def _row(page, run: SeededRun):  # noqa: ANN001, ANN202
 
 
 def _only_local(page, server: LiveServer) -> None:  # noqa: ANN001
-    foreign = [url for url in page.requested if not url.startswith(server.base_url)]
+    foreign = [url for url in page.requested if not url.startswith(server.base_url) and not url.startswith("data:")]
     assert not foreign, f"requests left the server: {foreign}"
     assert not page.failed, page.failed
     assert not page.console_errors, page.console_errors
 
 
 def test_flagged_run_is_reviewed_and_approved_in_the_browser(page, server: LiveServer) -> None:  # noqa: ANN001
-    missing = seed_flagged_run(parameter="Quiescent current", rule="tool-bypass", severity="error",
+    missing = seed_flagged_run(parameter="Quiescent current", rule="tool_bypass", severity="error",
                                quote_found=False, created_at=utcnow() - timedelta(hours=2))
     grounded = seed_flagged_run()
 
     page.goto(f"{server.base_url}/review")
     assert page.locator("tr.queue-row").count() == 2
     assert page.get_attribute("tr.queue-row >> nth=0", "data-item-id") == str(grounded.extraction_id)
-    assert page.locator('[data-rule="tool-bypass"]').inner_text().split() == ["tool-bypass", "1"]
+    assert page.locator('[data-rule="tool_bypass"]').inner_text().split() == ["tool_bypass", "1"]
     assert _screenshot(page, "queue.png").stat().st_size > 10_000
 
     _row(page, grounded).locator("a.item-link").click()
@@ -236,3 +250,65 @@ def test_keyboard_walks_the_queue_and_corrects_and_rejects(page, server: LiveSer
     assert [int(i) for i in page.locator("tr.queue-row").evaluate_all("rows => rows.map(r => r.dataset.itemId)")] \
         == [newest.extraction_id]
     _only_local(page, server)
+
+
+# --- Through the real pipeline ---------------------------------------------------------------------------
+
+
+def test_job_flagged_by_the_pipeline_is_reviewed_in_the_browser(page, browser, tmp_path: Path,  # noqa: ANN001
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              datasheets_dir: Path) -> None:
+    """API → broker → worker → agent (LiteLLM to a scripted model) → dispatch record → detectors and grounding
+    → dashboard. The model answers at once with a quote that is really in the datasheet, without opening it:
+    the detectors flag the tool bypass, grounding still finds the quote, and the page shows it highlighted."""
+    pdf = datasheet(DATASHEET)
+    line = quotable_line(pdf)
+    _clean_environment(monkeypatch)
+    with ScriptedLLM() as llm:
+        llm.always(submit({"found": True, "values": [{"typical": line.number, "unit": "V"}], "source_page": line.page,
+                           "quote": line.text, "confidence": 0.9}))
+        models_file = tmp_path / "models.yaml"
+        models_file.write_text(yaml.safe_dump({"model_list": [llm.models_file_entry("scripted")]}))
+        env = {"DSX_MODELS_FILE": str(models_file), "DSX_CROSS_CHECK_MODEL": ""}
+        with live_server(tmp_path, worker=True, env=env) as server, _pointed_at(server, monkeypatch):
+            submitted = httpx.post(f"{server.base_url}/v1/jobs",
+                                   files={"file": (pdf.name, pdf.read_bytes(), "application/pdf")},
+                                   data={"parameters": '["Supply voltage"]', "model": "scripted", "engine": "agentic"})
+            assert submitted.status_code == 202, submitted.text
+            job_id = submitted.json()["job_id"]
+            job = wait_until(lambda: _finished(server, job_id), timeout_s=120, what=f"job {job_id} to finish")
+            assert job["status"] == "needs_review", (job, server.logs())
+            result = job["results"][0]
+            assert "tool_bypass" in {f["rule"] for f in result["flags"]}
+
+            page.goto(f"{server.base_url}/review?job={job_id}")
+            row = page.locator(f'tr.queue-row[data-item-id="{result["extraction_id"]}"]')
+            assert "tool_bypass" in row.inner_text()
+            row.locator("a.item-link").click()
+            page.wait_for_url(f"**/review/items/{result['extraction_id']}?job={job_id}")
+            page.wait_for_function("() => { const i = document.getElementById('page-image');"
+                                   " return i.complete && i.naturalWidth > 0; }")
+            assert page.locator('[data-testid="source"]').get_attribute("data-state") == "grounded"
+            shares = page.locator("#page-image").evaluate(HIGHLIGHT_SHARE_JS)
+            assert shares["inside"] > 0.4 and shares["below"] < 0.02, shares
+            # The waterfall is the real record: the agent span, the model call and the submit call.
+            kinds = page.locator("details.wf-row").evaluate_all("rows => rows.map(r => r.dataset.kind)")
+            assert kinds.count("llm") == len(llm.requests) and "agent" in kinds and "tool" in kinds
+            evidence = page.locator('[data-rule="tool_bypass"] a.span-link')
+            assert evidence.count() >= 1
+            for span_id in evidence.evaluate_all("links => links.map(a => a.dataset.span)"):
+                assert page.locator(f"details#span-{span_id}").count() == 1
+            _screenshot(page, "item-from-pipeline.png")
+
+            page.locator('input[name="comment"]').fill("value checked on the page")
+            page.locator("button.approve").click()
+            page.wait_for_url(f"**/review?job={job_id}&done={result['extraction_id']}")
+            assert page.locator("tr.queue-row").count() == 0
+            review = httpx.get(f"{server.base_url}/v1/jobs/{job_id}").json()["results"][0]["review"]
+            assert review["decision"] == "approve" and review["comment"] == "value checked on the page"
+            _only_local(page, server)
+
+
+def _finished(server: LiveServer, job_id: str) -> dict | None:
+    job = httpx.get(f"{server.base_url}/v1/jobs/{job_id}").json()
+    return job if job["status"] not in ("queued", "running") else None

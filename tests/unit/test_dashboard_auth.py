@@ -31,11 +31,11 @@ def issue(roles: list[str], name: str, tenant: str = "default") -> str:
 
 def test_pages_without_a_key_redirect_to_sign_in_and_assets_stay_401(keys_client: TestClient) -> None:
     run = seed_flagged_run()
-    response = keys_client.get("/review", params={"rule": "tool-bypass"})
+    response = keys_client.get("/review", params={"rule": "tool_bypass"})
     assert response.status_code == 303
     location = urlsplit(response.headers["location"])
     assert location.path == "/review/login"
-    assert parse_qs(location.query)["next"] == ["/review?rule=tool-bypass"]
+    assert parse_qs(location.query)["next"] == ["/review?rule=tool_bypass"]
     assert keys_client.get(response.headers["location"]).status_code == 200
     image = keys_client.get(f"/review/items/{run.extraction_id}/page.png")
     assert image.status_code == 401 and image.json()["code"] == "missing_api_key"

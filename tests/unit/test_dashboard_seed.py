@@ -83,7 +83,7 @@ def seed_flagged_run(
     *,
     pdf_name: str = DATASHEET,
     parameter: str = "Supply voltage",
-    rule: str = "verification-skipped",
+    rule: str = "verification_skipped",
     severity: str = "warning",
     quote_found: bool = True,
     model: str = "offline/datasheet-reader",

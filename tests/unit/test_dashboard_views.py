@@ -33,30 +33,30 @@ def rows(client: TestClient, **params: str) -> list[int]:
 
 
 def test_queue_lists_newest_first_with_counts_per_rule(client: TestClient) -> None:
-    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool-bypass", severity="error")
+    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool_bypass", severity="error")
     mid = seed_flagged_run(created_at=utcnow() - timedelta(hours=2), parameter="Gain")
     new = seed_flagged_run(parameter="Quiescent current")
     assert rows(client) == [new.extraction_id, mid.extraction_id, old.extraction_id]
 
     html = client.get("/review").text
     counts = dict(re.findall(r'data-rule="([^"]+)">[^<]*<b>(\d+)</b>', html))
-    assert counts == {"tool-bypass": "1", "verification-skipped": "2"}
+    assert counts == {"tool_bypass": "1", "verification_skipped": "2"}
     assert 'data-testid="queue-total">3<' in html
 
 
 def test_queue_filters_by_rule_job_model_age_and_status(client: TestClient) -> None:
-    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool-bypass", severity="error",
+    old = seed_flagged_run(created_at=utcnow() - timedelta(days=3), rule="tool_bypass", severity="error",
                            model="gpt-test")
     new = seed_flagged_run(parameter="Quiescent current")
-    assert rows(client, rule="tool-bypass") == [old.extraction_id]
+    assert rows(client, rule="tool_bypass") == [old.extraction_id]
     assert rows(client, job=new.job_id) == [new.extraction_id]
     assert rows(client, model="gpt-test") == [old.extraction_id]
     assert rows(client, age="24h") == [new.extraction_id]
     assert rows(client, age="7d") == [new.extraction_id, old.extraction_id]
-    assert rows(client, age="24h", rule="tool-bypass") == []
+    assert rows(client, age="24h", rule="tool_bypass") == []
     # Counts under the age filter still show every rule of the recent items, whatever rule is selected.
-    html = client.get("/review", params={"age": "24h", "rule": "tool-bypass"}).text
-    assert dict(re.findall(r'data-rule="([^"]+)">[^<]*<b>(\d+)</b>', html)) == {"verification-skipped": "1"}
+    html = client.get("/review", params={"age": "24h", "rule": "tool_bypass"}).text
+    assert dict(re.findall(r'data-rule="([^"]+)">[^<]*<b>(\d+)</b>', html)) == {"verification_skipped": "1"}
     assert 'data-testid="queue-empty"' in html
     assert rows(client, status="decided") == []
     assert client.get("/review", params={"status": "bogus"}).status_code == 422
@@ -84,7 +84,7 @@ def test_item_page_shows_request_answer_flags_evidence_and_timeline(client: Test
 
 
 def test_item_page_states_when_the_quote_is_not_in_the_document(client: TestClient) -> None:
-    run = seed_flagged_run(quote_found=False, rule="tool-bypass", severity="error")
+    run = seed_flagged_run(quote_found=False, rule="tool_bypass", severity="error")
     html = client.get(f"/review/items/{run.extraction_id}").text
     assert 'data-state="not_found"' in html
     assert "Quote not found in this document" in html
@@ -197,15 +197,15 @@ def test_invalid_correction_is_explained_and_nothing_is_stored(client: TestClien
 
 
 def test_neighbours_follow_the_filtered_queue(client: TestClient) -> None:
-    a = seed_flagged_run(created_at=utcnow() - timedelta(hours=3), rule="tool-bypass", severity="error")
+    a = seed_flagged_run(created_at=utcnow() - timedelta(hours=3), rule="tool_bypass", severity="error")
     b = seed_flagged_run(created_at=utcnow() - timedelta(hours=2), parameter="Gain")
-    c = seed_flagged_run(parameter="Quiescent current", rule="tool-bypass", severity="error")
+    c = seed_flagged_run(parameter="Quiescent current", rule="tool_bypass", severity="error")
     html = client.get(f"/review/items/{b.extraction_id}").text
     assert f'href="/review/items/{c.extraction_id}" data-nav="prev"' in html
     assert f'href="/review/items/{a.extraction_id}" data-nav="next"' in html
     assert ">2 of 3<" in html
-    narrowed = client.get(f"/review/items/{c.extraction_id}", params={"rule": "tool-bypass"}).text
-    assert f'href="/review/items/{a.extraction_id}?rule=tool-bypass" data-nav="next"' in narrowed
+    narrowed = client.get(f"/review/items/{c.extraction_id}", params={"rule": "tool_bypass"}).text
+    assert f'href="/review/items/{a.extraction_id}?rule=tool_bypass" data-nav="next"' in narrowed
     assert ">1 of 2<" in narrowed
 
 
