@@ -11,7 +11,9 @@ import pymupdf
 import pytest
 from fastapi.testclient import TestClient
 
+from app.db import session_scope
 from app.documents import store
+from app.jobs.models import Extraction
 from app.review.views import DEFAULT_DPI, render_page_png
 from app.timeutil import utcnow
 from tests.support.paths import datasheet
@@ -213,3 +215,24 @@ def test_static_assets_are_served_locally(client: TestClient) -> None:
     for name in ("htmx.min.js", "review.js", "review.css"):
         response = client.get(f"/review/static/{name}")
         assert response.status_code == 200 and len(response.content) > 1000, name
+
+
+def test_document_and_model_text_is_escaped(client: TestClient) -> None:
+    """Quotes, reasons and tool outputs come from datasheets and models: they are shown, never run."""
+    run = seed_flagged_run()
+    hostile = '<img src=x onerror="document.title=1">'
+    with session_scope() as session:
+        extraction = session.get(Extraction, run.extraction_id)
+        extraction.quote = hostile
+        extraction.reason = hostile
+    html = client.get(f"/review/items/{run.extraction_id}").text
+    assert hostile not in html and "&lt;img src=x onerror=" in html
+
+
+def test_a_run_without_a_dispatch_record_says_so(client: TestClient) -> None:
+    run = seed_flagged_run()
+    with session_scope() as session:
+        session.get(Extraction, run.extraction_id).trace_id = None
+    html = client.get(f"/review/items/{run.extraction_id}").text
+    assert 'data-testid="no-trace"' in html and 'class="wf-row' not in html
+    assert client.get(f"/review/items/{run.extraction_id}/spans/{run.spans['chat1']}").status_code == 404
