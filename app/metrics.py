@@ -12,6 +12,8 @@ Fed three ways:
 Read at ``GET /metrics``. Celery workers are separate processes, so their metrics reach Prometheus through
 prometheus-client's multiprocess mode: every process writes its samples to files under
 ``PROMETHEUS_MULTIPROC_DIR`` (``Settings.metrics_dir``) and the API aggregates those files on each scrape.
+Files are named by host and pid, not pid alone: containers sharing the directory through a volume each have
+their own pid namespace, and two processes writing one file would corrupt each other's samples.
 
 Labels are bounded on purpose (model alias, tool name, rule name, outcome, status): values outside a known set
 or shape collapse to ``other``, because a label value taken from model output or user input would let one
@@ -21,7 +23,9 @@ misbehaving model create unbounded series. Job, parameter and tenant ids are nev
 from __future__ import annotations
 
 import logging
+import os
 import re
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +34,7 @@ from fastapi import APIRouter, Request, Response
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, values
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -65,6 +69,15 @@ _TOOL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 
 _LLM_BUCKETS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 _PARAMETER_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0)
 _JOB_BUCKETS = (1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0)
+
+
+def _process_identifier() -> str:
+    return f"{socket.gethostname().replace('_', '-')}-{os.getpid()}"
+
+
+# Must run before the first metric below is constructed: each value binds its storage class when created.
+if values.ValueClass is not values.MutexValue:
+    values.ValueClass = values.MultiProcessValue(process_identifier=_process_identifier)
 
 # --- Job level (pipeline and API) -------------------------------------------------------------------------
 

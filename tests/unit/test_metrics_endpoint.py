@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -117,7 +118,10 @@ def test_worker_processes_reach_the_api_through_the_multiprocess_dir(
     for _ in range(2):
         subprocess.run([sys.executable, "-c", WORKER_SCRIPT, model], env=env, cwd=REPO_ROOT, check=True,
                        timeout=120)
-    assert list(metrics_dir.glob("*.db")), "the worker processes wrote no multiprocess files"
+    files = sorted(path.name for path in metrics_dir.glob("*.db"))
+    # One file per process and type, named by host and pid (containers sharing the volume reuse pids).
+    host = socket.gethostname().replace("_", "-")
+    assert len(files) == 4 and all(f"_{host}-" in name for name in files), files
 
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(metrics_dir))
     reset_settings()
