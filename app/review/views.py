@@ -407,13 +407,15 @@ def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -
 
 
 def render_page_png(path: Path, page: int, boxes: list[list[float]], dpi: int) -> bytes:
-    """The page as PNG with each box drawn as a translucent highlight (the file on disk is not changed)."""
+    """The page as PNG with each box drawn as a translucent highlight (the file on disk is not changed).
+
+    Boxes are word boxes as PyMuPDF extracts them, in the page's unrotated space, which is also the space
+    drawing uses: a rotated page is highlighted where its text is shown."""
     with pymupdf.open(path) as document:
         pdf_page = document[page - 1]
         for box in boxes:
-            rect = pymupdf.Rect(box) * pdf_page.derotation_matrix
-            pdf_page.draw_rect(rect, color=_HIGHLIGHT_EDGE, fill=_HIGHLIGHT_FILL, fill_opacity=_HIGHLIGHT_OPACITY,
-                               stroke_opacity=0.9, width=1.0, overlay=True)
+            pdf_page.draw_rect(pymupdf.Rect(box), color=_HIGHLIGHT_EDGE, fill=_HIGHLIGHT_FILL,
+                               fill_opacity=_HIGHLIGHT_OPACITY, stroke_opacity=0.9, width=1.0, overlay=True)
         return pdf_page.get_pixmap(dpi=dpi).tobytes("png")
 
 

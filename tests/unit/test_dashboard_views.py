@@ -236,3 +236,31 @@ def test_a_run_without_a_dispatch_record_says_so(client: TestClient) -> None:
     html = client.get(f"/review/items/{run.extraction_id}").text
     assert 'data-testid="no-trace"' in html and 'class="wf-row' not in html
     assert client.get(f"/review/items/{run.extraction_id}/spans/{run.spans['chat1']}").status_code == 404
+
+
+def test_highlight_lands_on_the_text_of_a_rotated_page(tmp_path) -> None:  # noqa: ANN001
+    path = tmp_path / "rotated.pdf"
+    document = pymupdf.open()
+    document.new_page(width=595, height=842).insert_text((100, 100), "Supply voltage 2.7 V", fontsize=20)
+    document[0].set_rotation(90)
+    document.save(path)
+    with pymupdf.open(path) as reopened:
+        box = list(reopened[0].get_text("words")[0][:4])
+
+    def ink(png: bytes, tinted: bool) -> tuple[int, int, int, int]:
+        """Bounding box of the highlight's tint, or of the dark (text) pixels."""
+        pixmap = _pixmap(png)
+        points = []
+        for y in range(0, pixmap.height, 2):
+            for x in range(0, pixmap.width, 2):
+                r, g, b = pixmap.pixel(x, y)[:3]
+                if (r > 200 and g > 150 and r - b > 50) if tinted else r < 100:
+                    points.append((x, y))
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        return min(xs), min(ys), max(xs), max(ys)
+
+    text = ink(render_page_png(path, 1, [], 72), tinted=False)
+    mark = ink(render_page_png(path, 1, [box], 72), tinted=True)
+    # The tinted area covers the first word where the rotated page shows it.
+    assert mark[0] <= text[0] + 2 and mark[2] >= text[2] - 2
+    assert mark[1] <= text[1] + 2 and text[1] < mark[3] < text[3]
