@@ -374,6 +374,7 @@ class SourceView:
     groundings: list[Grounding]
     page_width: float | None = None
     page_height: float | None = None
+    focus: float | None = None  # where the first highlight sits, as a fraction of the shown page's height
 
 
 def _grounded_boxes(groundings: list[Grounding], page: int) -> list[list[float]]:
@@ -398,12 +399,14 @@ def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -
             state, page = "ungrounded", extraction.source_page
         if page is None or not 1 <= page <= page_count:
             page = 1 if page_count else None
-        width = height = None
+        boxes = _grounded_boxes(groundings, page) if page else []
+        width = height = focus = None
         if page is not None:
-            rect = document[page - 1].rect
-            width, height = rect.width, rect.height
-    boxes = _grounded_boxes(groundings, page) if page else []
-    return SourceView(state, page, page_count, boxes, groundings, width, height)
+            shown = document[page - 1]
+            width, height = shown.rect.width, shown.rect.height
+            if boxes and height:
+                focus = (pymupdf.Rect(boxes[0]) * shown.rotation_matrix).y0 / height
+    return SourceView(state, page, page_count, boxes, groundings, width, height, focus)
 
 
 def render_page_png(path: Path, page: int, boxes: list[list[float]], dpi: int) -> bytes:
