@@ -1,0 +1,250 @@
+"""The monitoring bundle under deploy/: Prometheus rules (run through promtool), the Grafana dashboard and the
+Grafana-managed alert rules, checked against each other and against the metrics the service really exports."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.metrics import MetricWrapperBase
+
+from app import metrics
+from tests.support.paths import REPO_ROOT
+
+DEPLOY = REPO_ROOT / "deploy"
+PROMETHEUS = DEPLOY / "prometheus"
+ALERTS_FILE = PROMETHEUS / "rules" / "dsx-alerts.yml"
+RECORDING_FILE = PROMETHEUS / "rules" / "dsx-recording.yml"
+ALERT_TESTS_FILE = PROMETHEUS / "tests" / "dsx-alerts.test.yml"
+GRAFANA = DEPLOY / "grafana"
+DASHBOARD_FILE = GRAFANA / "dashboards" / "dsx-overview.json"
+GRAFANA_ALERTS_FILE = GRAFANA / "provisioning" / "alerting" / "dsx-alerts.yml"
+DATASOURCE_FILE = GRAFANA / "provisioning" / "datasources" / "prometheus.yml"
+
+# `(<measure>) > <threshold>`, the one shape every alert expression has (so Grafana can split it the same way).
+ALERT_SHAPE = re.compile(r"^\((?P<measure>.*)\)\s*(?P<op>[<>])\s*(?P<threshold>-?[0-9.]+)\s*$", re.S)
+METRIC_NAME = re.compile(r"\b(dsx_[a-z0-9_]+)")
+RECORDED_NAME = re.compile(r"\b(dsx:[a-z0-9_:]+)")
+
+
+def promtool() -> str:
+    """promtool, or a skip on a developer machine without it. In CI a missing promtool fails the run."""
+    path = shutil.which("promtool")
+    if path is None:
+        message = "promtool is not installed (Debian: apt-get install -y prometheus)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    return [rule for group in load_yaml(ALERTS_FILE)["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+def recorded_names() -> set[str]:
+    return {rule["record"] for group in load_yaml(RECORDING_FILE)["groups"] for rule in group["rules"]}
+
+
+def exported_sample_names() -> set[str]:
+    """Every sample name the service can expose at /metrics."""
+    names: set[str] = set()
+    for candidate in vars(metrics).values():
+        if not isinstance(candidate, MetricWrapperBase):
+            continue
+        for family in candidate.describe():
+            if family.type == "counter":
+                names.add(family.name + "_total")
+            elif family.type == "histogram":
+                names.update(family.name + suffix for suffix in ("_bucket", "_count", "_sum"))
+            else:
+                names.add(family.name)
+    names.update(family.name for family in metrics.JobQueueCollector().describe())
+    return names
+
+
+def dashboard() -> dict[str, Any]:
+    return json.loads(DASHBOARD_FILE.read_text())
+
+
+def dashboard_queries() -> list[str]:
+    return [target["expr"] for panel in dashboard()["panels"] for target in panel.get("targets", [])]
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- Prometheus ------------------------------------------------------------------------------------------
+
+def test_alert_unit_tests_pass_under_promtool() -> None:
+    result = subprocess.run([promtool(), "test", "rules", str(ALERT_TESTS_FILE)], capture_output=True, text=True,
+                            timeout=120, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout
+
+
+def test_prometheus_config_and_rule_files_are_valid() -> None:
+    result = subprocess.run([promtool(), "check", "config", str(PROMETHEUS / "prometheus.yml")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # check config also checks the rule files it names; make sure it found both.
+    assert "2 rule files found" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_every_alert_is_shown_firing_and_silent() -> None:
+    tests = load_yaml(ALERT_TESTS_FILE)["tests"]
+    cases = [case for test in tests for case in test.get("alert_rule_test", [])]
+    for rule in alert_rules():
+        mine = [case for case in cases if case["alertname"] == rule["alert"]]
+        assert any(case.get("exp_alerts") for case in mine), f"no test shows {rule['alert']} firing"
+        assert any(not case.get("exp_alerts") for case in mine), f"no test shows {rule['alert']} silent"
+
+
+def test_alerts_cover_the_failures_operators_must_be_paged_on() -> None:
+    expressions = {rule["alert"]: rule["expr"] for rule in alert_rules()}
+    used = " ".join(expressions.values())
+    for needle in ("dsx_llm_http_200_no_tool_call_total", "dsx:flags_per_parameter:ratio_rate30m",
+                   'dsx_parameter_duration_seconds_count{outcome!="submitted"}', "dsx_queue_oldest_age_seconds",
+                   "up{"):
+        assert needle in used, f"no alert watches {needle}"
+    for rule in alert_rules():
+        assert ALERT_SHAPE.match(rule["expr"].strip()), f"{rule['alert']}: expr is not `(<measure>) > <threshold>`"
+        assert rule["labels"]["severity"] in ("warning", "critical")
+        assert {"summary", "description", "runbook"} <= set(rule["annotations"])
+
+
+def test_rules_only_use_metrics_the_service_exports() -> None:
+    exported, recorded = exported_sample_names(), recorded_names()
+    texts = [rule["expr"] for group in load_yaml(RECORDING_FILE)["groups"] for rule in group["rules"]]
+    texts += [rule["expr"] for rule in alert_rules()]
+    for text in texts:
+        assert set(METRIC_NAME.findall(text)) <= exported, text
+        assert set(RECORDED_NAME.findall(text)) <= recorded, text
+
+
+def test_runbook_anchors_exist_in_the_deploy_readme() -> None:
+    readme = (DEPLOY / "README.md").read_text()
+    anchors = {re.sub(r"[^a-z0-9 -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+               for line in readme.splitlines() if line.startswith("#")}
+    for rule in alert_rules():
+        anchor = rule["annotations"]["runbook"].split("#", 1)[1]
+        assert anchor in anchors, f"deploy/README.md has no heading for #{anchor}"
+
+
+# --- Grafana dashboard -----------------------------------------------------------------------------------
+
+def test_dashboard_queries_use_exported_metrics_and_parse(tmp_path: Path) -> None:
+    exported, recorded = exported_sample_names(), recorded_names()
+    queries = dashboard_queries()
+    assert queries
+    for query in queries:
+        assert set(METRIC_NAME.findall(query)) <= exported, query
+        assert set(RECORDED_NAME.findall(query)) <= recorded, query
+    # promtool parses PromQL when checking rules: Grafana's variables become plain values first.
+    concrete = [q.replace("$__rate_interval", "5m").replace("$__range", "1h").replace("$model", ".*")
+                for q in queries]
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(concrete)]}]}
+    path = tmp_path / "dashboard-queries.yml"
+    path.write_text(yaml.safe_dump(rules))
+    result = subprocess.run([promtool(), "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dashboard_covers_throughput_latency_cost_tools_flags_and_no_tool_calls() -> None:
+    queries = " ".join(dashboard_queries())
+    for topic, needle in {
+        "throughput": "dsx_jobs_finished_total",
+        "latency": "dsx_llm_request_duration_seconds_bucket",
+        "job latency": "dsx_job_duration_seconds_bucket",
+        "cost": "dsx_llm_cost_usd_total",
+        "tool usage": "dsx_tool_calls_total",
+        "flags by rule": "sum by (rule) (rate(dsx_flags_total",
+        "no-tool-call rate": "sum by (model) (rate(dsx_llm_http_200_no_tool_call_total",
+        "queue": "dsx_queue_depth",
+    }.items():
+        assert needle in queries, f"the dashboard shows no {topic}"
+
+
+def test_dashboard_layout_and_datasource_references() -> None:
+    board = dashboard()
+    panels = board["panels"]
+    ids = [panel["id"] for panel in panels]
+    assert len(ids) == len(set(ids)), "panel ids must be unique"
+    variables = {variable["name"]: variable for variable in board["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    cells: set[tuple[int, int]] = set()
+    for panel in panels:
+        grid = panel["gridPos"]
+        assert grid["x"] >= 0 and grid["w"] > 0 and grid["x"] + grid["w"] <= 24, panel["title"]
+        covered = {(x, y) for x in range(grid["x"], grid["x"] + grid["w"])
+                   for y in range(grid["y"], grid["y"] + grid["h"])}
+        assert not covered & cells, f"panel {panel['title']!r} overlaps another"
+        cells |= covered
+        for target in panel.get("targets", []):
+            assert target["datasource"]["uid"] == "${datasource}", panel["title"]
+            assert target["refId"]
+    assert board["uid"] and len(board["uid"]) <= 40
+
+
+# --- Grafana provisioning and alert rules ----------------------------------------------------------------
+
+def test_datasource_provisioning() -> None:
+    (source,) = load_yaml(DATASOURCE_FILE)["datasources"]
+    assert source["type"] == "prometheus"
+    assert source["uid"] == "dsx-prometheus"
+    assert source["url"] == "http://prometheus:9090"
+
+
+def test_grafana_alert_rules_match_the_prometheus_alerts() -> None:
+    grafana = {rule["title"]: rule for group in load_yaml(GRAFANA_ALERTS_FILE)["groups"] for rule in group["rules"]}
+    prometheus = {rule["alert"]: rule for rule in alert_rules()}
+    assert set(grafana) == set(prometheus)
+    for name, source in prometheus.items():
+        rule = grafana[name]
+        shape = ALERT_SHAPE.match(source["expr"].strip())
+        assert shape is not None
+        queries = {item["refId"]: item for item in rule["data"]}
+        query = queries["A"]
+        assert squash(query["model"]["expr"]) == squash(shape["measure"]), f"{name}: query differs from Prometheus"
+        (condition,) = queries[rule["condition"]]["model"]["conditions"]
+        assert condition["evaluator"]["type"] == {">": "gt", "<": "lt"}[shape["op"]], name
+        assert condition["evaluator"]["params"] == [float(shape["threshold"])], name
+        assert rule["for"] == source.get("for", "0s"), name
+        assert rule["labels"]["severity"] == source["labels"]["severity"], name
+        assert squash(rule["annotations"]["summary"]) == squash(source["annotations"]["summary"]), name
+
+
+def test_grafana_alert_rules_are_well_formed() -> None:
+    datasource_uid = load_yaml(DATASOURCE_FILE)["datasources"][0]["uid"]
+    groups = load_yaml(GRAFANA_ALERTS_FILE)["groups"]
+    uids = [rule["uid"] for group in groups for rule in group["rules"]]
+    assert len(uids) == len(set(uids)) and all(len(uid) <= 40 for uid in uids)
+    for group in groups:
+        assert group["folder"] and group["interval"] and group["orgId"] == 1
+        for rule in group["rules"]:
+            refs = {item["refId"] for item in rule["data"]}
+            assert rule["condition"] in refs
+            for item in rule["data"]:
+                model = item["model"]
+                assert model["refId"] == item["refId"]
+                if item["datasourceUid"] == "__expr__":
+                    assert model["type"] in ("reduce", "threshold", "math", "classic_conditions")
+                    assert model["expression"] in refs - {item["refId"]}
+                else:
+                    assert item["datasourceUid"] == datasource_uid
+                    assert model["expr"].strip()
+            assert rule["noDataState"] in ("OK", "NoData", "Alerting")
+            assert rule["execErrState"] in ("OK", "Error", "Alerting")
