@@ -71,7 +71,9 @@
     form.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
-        submit(armed || (correction && correction.open ? "correct" : "reject"));
+        // Never guess a verdict: Ctrl+Enter sends the decision chosen with c or r (or an open correction).
+        const decision = armed || (correction && correction.open ? "correct" : null);
+        if (decision) { submit(decision); } else { comment.placeholder = "choose a decision first: a, c or r"; }
       }
     });
     return {
