@@ -35,7 +35,7 @@ from tests.support.pdfs import text_pdf
 
 pytestmark = pytest.mark.e2e
 
-PIPELINE_TIMEOUT_S = 120.0
+PIPELINE_TIMEOUT_S = 90.0
 
 
 @pytest.fixture(scope="module")
