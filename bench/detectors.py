@@ -280,23 +280,21 @@ def _bound_text(k: int, n: int, kind: str) -> str:
 
 
 def _grounding_flag_justified(cell: Cell) -> bool:
-    """A clean-run grounding flag is justified when the reported number really is absent from the quote given
-    (checked on the quote string itself, independently of where grounding located it)."""
-    from app.review.grounding import number_occurs, numbers_in
+    """Whether a clean run's grounding flags are deserved, judged independently of how grounding searched:
+    ``value_not_in_quote`` when no missing number is printed in the quote string itself; ``quote_not_found``
+    when no tool ever showed the model that quote (else the search failed on text the document did contain)."""
+    from app.review.grounding import numbers_in
 
     for flag in cell.flags:
-        if flag["rule"] not in ("quote_not_found", "value_not_in_quote"):
+        if flag["rule"] == "quote_not_found" and flag["evidence"].get("quote_seen_in_tool_output"):
+            return False
+        if flag["rule"] != "value_not_in_quote":
             continue
         for value in flag["evidence"].get("values", []):
-            detail = value.get("detail") or {}
-            quote = detail.get("quote") or detail.get("located_text") or ""
-            missing = detail.get("missing_numbers") or {}
-            if flag["rule"] == "value_not_in_quote" and all(
-                    not number_occurs(v, None, numbers_in(quote)) for v in missing.values()):
-                continue
-            if flag["rule"] == "quote_not_found":
-                continue
-            return False
+            printed = [abs(v) for n in numbers_in(value["detail"].get("quote") or "") for v in n.values]
+            missing = (value["detail"].get("missing_numbers") or {}).values()
+            if any(any(abs(abs(m) - p) <= 1e-9 * max(1.0, p) for p in printed) for m in missing):
+                return False
     return True
 
 
@@ -380,10 +378,15 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="dsx-bench-detectors-"))
     os.environ["DSX_DATA_DIR"] = str(scratch / "var")
     os.environ.pop("DSX_DATABASE_URL", None)
+    # The scripted model is an ordinary entry of the models file, so jobs name it like any other model.
+    models_file = scratch / "models.yaml"
+    models_file.write_text(f"model_list:\n  - model_name: {SCRIPTED_MODEL}\n"
+                           f"    litellm_params: {{model: {SCRIPTED_MODEL}}}\n")
+    os.environ["DSX_MODELS_FILE"] = str(models_file)
 
     from app import migrate
     from app.agent.phases import extraction_phase, without_tools
-    from app.agent.registry import ModelConfig, resolve_model
+    from app.agent.registry import resolve_model
     from app.agent.tools import DocumentDispatcher
     from app.config import OFFLINE_MODEL
     from app.dispatch import semconv as sc
@@ -394,7 +397,7 @@ def main() -> None:
     migrate.upgrade()
     _register_scripted_provider()
     reader = resolve_model(OFFLINE_MODEL)
-    scripted = ModelConfig(alias=SCRIPTED_MODEL, litellm_params={"model": SCRIPTED_MODEL})
+    scripted = resolve_model(SCRIPTED_MODEL)
 
     claim_set = load_claims(CLAIMS)
     claims = claim_set.claims[: args.limit] if args.limit else claim_set.claims

@@ -504,7 +504,7 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
         outcome = Outcome.grounded
     else:
         outcome = Outcome.grounded_other_page
-    detail: dict[str, Any] = {"located_text": located_text, "reported_pages": pages}
+    detail: dict[str, Any] = {"quote": quote, "located_text": located_text, "reported_pages": pages}
     if missing:
         detail["missing_numbers"] = missing
     return GroundingResult(value_index, outcome, location.method, round(location.score, 1), location.page.number,
