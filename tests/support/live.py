@@ -36,7 +36,7 @@ from tests.support.paths import REPO_ROOT
 from tests.support.processes import stop_group, worker_env
 
 READY_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 5.0
 
 
 def free_port() -> int:
