@@ -64,7 +64,10 @@ def client_config(server: str | None, api_key: str | None) -> tuple[str, str | N
 @contextmanager
 def connect(server: str | None, api_key: str | None) -> Iterator[Any]:
     """A `dsx_client.Client`; SDK errors become one clear line on stderr and exit status 1."""
-    from dsx_client import ApiError, Client, DsxConnectionError, DsxError
+    try:
+        from dsx_client import ApiError, Client, DsxConnectionError, DsxError
+    except ImportError:
+        _fail("the client commands need the dsx-client package: pip install ./sdk")
 
     url, key = client_config(server, api_key)
     try:
@@ -210,12 +213,12 @@ def submit(
     as_json: JsonOption = False,
 ) -> None:
     """Submit a datasheet to a dsx server, show progress, then the results with their flags."""
-    from dsx_client import WaitTimeout
-
     if not pdf.is_file():
         _fail(f"no such file: {pdf}", code=2)
     parameters = [_parameter(p) for p in parameter]
     with connect(server, api_key) as client:
+        from dsx_client import WaitTimeout
+
         job = client.submit(pdf, parameters, engine=engine, model=model, idempotency_key=idempotency_key)
         if wait:
             try:
@@ -283,9 +286,9 @@ def result(
     as_json: JsonOption = False,
 ) -> None:
     """Show a job's results (values, pages, confidence, flags and review decisions)."""
-    from dsx_client import WaitTimeout
-
     with connect(server, api_key) as client:
+        from dsx_client import WaitTimeout
+
         job = client.get(job_id)
         if wait:
             try:
@@ -404,9 +407,9 @@ ReviewerOption = Annotated[str | None, typer.Option(help="Your name (ignored whe
 
 def _decide(server: str | None, api_key: str | None, item: int, decision: str, *, comment: str | None,
             reviewer: str | None, correction: dict[str, Any] | None, as_json: bool) -> None:
-    from dsx_client import CorrectionRequired
-
     with connect(server, api_key) as client:
+        from dsx_client import CorrectionRequired
+
         try:
             stored = client.decide(item, decision, comment=comment, reviewer=reviewer, correction=correction)
         except CorrectionRequired as exc:
