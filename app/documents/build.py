@@ -17,7 +17,8 @@ from pathlib import Path
 import pymupdf
 
 from app.documents import layout, toc
-from app.documents.index import DatasheetIndex, IndexBuildError, PageInfo, Word
+from app.documents.index import DatasheetIndex, IndexBuildError, Line, PageInfo, Word
+from app.documents.text import collapse_ws
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +72,15 @@ def build_index(path: Path, sha256: str, *, timeout_s: float, max_pages: int) ->
     if toc_source == "bookmarks":
         entries = toc.prepend_front_matter(entries, rebuilt)
 
+    parts = _part_numbers(pages)
     with_text = sum(1 for p in pages if p.has_text)
     text_layer = "none" if with_text == 0 else ("ok" if with_text >= 0.9 * n else "partial")
     if text_layer == "partial":
         missing = [p.number for p in pages if not p.has_text]
         notes.append(f"{len(missing)} page(s) have no text layer: {_page_list(missing)}")
     index = DatasheetIndex(
-        sha256=sha256, path=Path(path), page_count=n, title=_title(pages, metadata),
-        part_numbers=_part_numbers(pages), pages=pages, toc=entries, toc_source=toc_source,
+        sha256=sha256, path=Path(path), page_count=n, title=_title(pages, metadata, parts),
+        part_numbers=parts, pages=pages, toc=entries, toc_source=toc_source,
         toc_quality=toc_quality, text_layer=text_layer,
         table_pages=[p.number for p in pages if p.table_regions], degraded=degraded, build_notes=notes,
         metadata=metadata,
@@ -153,24 +155,39 @@ def _safe_toc(doc: pymupdf.Document, notes: list[str]) -> list:
         return []
 
 
-def _title(pages: list[PageInfo], metadata: dict[str, str]) -> str:
-    """The biggest type on page 1 (usually the part number or product name) plus a meaningful metadata title."""
-    parts: list[str] = []
+def _title(pages: list[PageInfo], metadata: dict[str, str], parts: list[str]) -> str:
+    """Large type near the top of page 1, preferring the line that names the part (the biggest line is often the
+    maker's name), plus the metadata title when it is a real title rather than a file name."""
+    chosen = ""
     first = next((p for p in pages if p.lines), None)
     if first is not None:
-        body = [ln for ln in first.lines if not ln.furniture and sum(ch.isalnum() for ch in ln.text) >= 3]
+        # Running headers count here: they often carry the product name.
+        body = [ln for ln in first.lines if sum(ch.isalnum() for ch in ln.text) >= 3
+                and not (ln.furniture and ln.y0 > 0.5 * first.height)]
         if body:
-            biggest = max(ln.size for ln in body)
-            heads = [ln for ln in sorted(body, key=lambda ln: (ln.y0, ln.x0)) if ln.size >= biggest - 0.5]
-            parts.append(" ".join(ln.text.strip() for ln in heads[:3]))
-    meta = (metadata.get("title") or "").strip()
+            sizes = sorted(ln.size for ln in body)
+            body_size = sizes[len(sizes) // 2]
+            top = [ln for ln in body if ln.y0 < 0.5 * first.height and ln.size >= body_size + 1
+                   and len(ln.text) <= 100]
+            if not top:
+                largest = max(ln.size for ln in body)
+                top = [ln for ln in body if ln.size >= largest - 0.5]
+            biggest = max(ln.size for ln in top)
+
+            def rank(ln: Line) -> tuple[bool, float, float]:
+                return (any(p in ln.text for p in parts[:2]), ln.size >= biggest - 0.5, ln.size - 0.01 * ln.y0)
+
+            best = max(top, key=rank)
+            below = [ln for ln in top if ln is not best and abs(ln.size - best.size) < 0.3
+                     and 0 <= ln.y0 - best.y1 < 0.8 * best.size and abs(ln.x0 - best.x0) < 40]
+            chosen = collapse_ws(" ".join([best.text] + [ln.text for ln in below[:1]]))
+    meta = collapse_ws(metadata.get("title") or "")
     low = meta.lower()
+    parts_out = [chosen] if chosen else []
     if (len(meta.split()) >= 2 and not low.startswith(("microsoft word", "untitled")) and
-            not low.endswith((".doc", ".docx", ".pdf", ".indd")) and
-            not any(meta.lower() in p.lower() for p in parts)):
-        parts.append(meta)
-    title = " — ".join(p for p in parts if p)
-    return title[:200]
+            not low.endswith((".doc", ".docx", ".pdf", ".indd")) and low not in chosen.lower()):
+        parts_out.append(meta)
+    return " — ".join(parts_out)[:200]
 
 
 def _part_numbers(pages: list[PageInfo]) -> list[str]:

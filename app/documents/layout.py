@@ -12,9 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.documents.index import Line, Word
-from app.documents.text import has_digit, is_value
+from app.documents.text import has_digit, is_decoration, is_value
 
 BOLD_FLAG = 16
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 
 
 @dataclass
@@ -58,12 +59,20 @@ def lines_from_dict(page_dict: dict) -> list[Line]:
                 total += n
                 size = round(float(s.get("size", 0.0)), 1)
                 chars_by_size[size] = chars_by_size.get(size, 0) + n
-                if s.get("flags", 0) & BOLD_FLAG or "bold" in s.get("font", "").lower():
+                if s.get("flags", 0) & BOLD_FLAG or any(w in s.get("font", "").lower() for w in _BOLD_NAMES):
                     bold_chars += n
             size = max(chars_by_size.items(), key=lambda kv: (kv[1], kv[0]))[0] if chars_by_size else 0.0
+            bold = total > 0 and bold_chars * 2 >= total
+            # "HEADING (conditions in smaller type)": the leading run carries the line's role.
+            lead = next((sp for sp in spans if sum(ch.isalnum() for ch in sp.get("text", "")) >= 3), None)
+            if lead is not None and total and len(lead.get("text", "").strip()) >= 0.3 * total:
+                lead_size = round(float(lead.get("size", 0.0)), 1)
+                if lead_size > size:
+                    size = lead_size
+                    bold = bool(lead.get("flags", 0) & BOLD_FLAG) or any(
+                        w in lead.get("font", "").lower() for w in _BOLD_NAMES)
             x0, y0, x1, y1 = line["bbox"]
-            out.append(Line(x0, y0, x1, y1, text, size=size, bold=total > 0 and bold_chars * 2 >= total,
-                            block=b_idx, line=l_idx))
+            out.append(Line(x0, y0, x1, y1, text, size=size, bold=bold, block=b_idx, line=l_idx))
     return out
 
 
@@ -169,6 +178,7 @@ def row_cells(cells: Sequence[Cell], gutter_factor: float = 1.0) -> list[list[Ce
 
 
 def _is_tabular(row: list[Cell]) -> bool:
+    row = [c for c in row if not is_decoration(c.text)]
     if len(row) >= 3:
         return True
     if len(row) == 2:
@@ -264,7 +274,7 @@ def _aligned(rows: list[list[Cell]]) -> bool:
 def mark_furniture(pages_lines: list[list[Line]], page_heights: list[float]) -> None:
     """Flag running headers/footers: the same text (digits ignored) at about the same height on many pages."""
     n = len(pages_lines)
-    if n < 3:
+    if n < 2:
         return
     import re
 
@@ -277,7 +287,7 @@ def mark_furniture(pages_lines: list[list[Line]], page_heights: list[float]) -> 
                 continue
             key = (digits.sub("#", ln.text.strip().lower()), int(ln.y0 // 6))
             seen.setdefault(key, set()).add(p)
-    threshold = max(3, int(0.4 * n))
+    threshold = n if n <= 3 else max(3, int(0.4 * n))  # short documents: on every page
     repeated = {k for k, pages in seen.items() if len(pages) >= threshold}
     if not repeated:
         return

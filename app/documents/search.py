@@ -22,6 +22,25 @@ from app.documents.toc import SectionLocator
 K1 = 1.2
 B = 0.6
 SECTION_WEIGHT = 0.3
+ROW_WEIGHT = 0.6  # the other cells of a table row: "Resistance" and "10 kΩ" sit in different cells
+NEIGHBOUR_WEIGHT = 0.3  # the row above (a merged parameter cell) or the adjacent lines of a paragraph
+SYNONYM_WEIGHT = 0.5
+MAX_CONTEXT_TOKENS = 40
+
+# Datasheet shorthand a reader types out in full (and the other way round). Deliberately small and generic.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "clock": ("clk", "sck", "sclk"),
+    "frequency": ("freq",),
+    "temperature": ("temp",),
+    "maximum": ("max",),
+    "minimum": ("min",),
+    "typical": ("typ",),
+    "supply": ("vdd", "vcc"),
+    "bandwidth": ("bw", "gbw", "gbp"),
+    "dissipation": ("pd",),
+    "resistance": ("res",),
+    "capacitance": ("cap",),
+}
 VALUE_ROW_BOOST = 1.3
 FURNITURE_FACTOR = 0.3
 SNIPPET_CHARS = 320
@@ -90,8 +109,13 @@ class SearchIndex:
         for page in index.pages:
             value_rows = _value_rows(page)
             lines = page.lines
+            rows: dict[int, list[int]] = {}
+            for i, ln in enumerate(lines):
+                rows.setdefault(ln.row, []).append(i)
+            line_tokens = [tokens(ln.text) for ln in lines]
+            page_ctx = (line_tokens, rows)
             for li, ln in enumerate(lines):
-                toks = tokens(ln.text)
+                toks = list(line_tokens[li])
                 joined = _hyphen_join(ln, lines[li + 1] if li + 1 < len(lines) else None)
                 if joined:
                     toks.append(joined)
@@ -107,6 +131,11 @@ class SearchIndex:
                     tid = term_ids.setdefault(t, len(term_ids))
                     tf[tid] = tf.get(tid, 0.0) + 1.0
                 text_terms = set(tf)
+                for weight, ctx in _context(page, li, page_ctx):
+                    for t in ctx:
+                        tid = term_ids.setdefault(t, len(term_ids))
+                        if tid not in text_terms:
+                            tf[tid] = max(tf.get(tid, 0.0), weight)
                 section = locator.at(page.number, ln.y0)
                 stoks = section_cache.get(section)
                 if stoks is None:
@@ -151,14 +180,17 @@ class SearchIndex:
         matched = np.zeros(self.size, dtype=np.float32)
         known = 0
         for t in qterms:
-            tid = self.term_ids.get(t)
-            if tid is None:
-                continue
-            known += 1
-            lo, hi = self.indptr[tid], self.indptr[tid + 1]
-            d = self.docs[lo:hi]
-            scores[d] += self.weights[lo:hi]
-            matched[d] += 1.0
+            group_hit = np.zeros(self.size, dtype=bool)
+            for term, weight in ((t, 1.0), *((s, SYNONYM_WEIGHT) for s in SYNONYMS.get(t, ()))):
+                tid = self.term_ids.get(term)
+                if tid is None or term in qterms and term != t:
+                    continue
+                known += 1
+                lo, hi = self.indptr[tid], self.indptr[tid + 1]
+                d = self.docs[lo:hi]
+                scores[d] += weight * self.weights[lo:hi]
+                group_hit[d] = True
+            matched += group_hit
         if not known:
             return scores, qterms
         coverage = matched / len(qterms)
@@ -222,6 +254,29 @@ def run_query(index: DatasheetIndex, queries: list[str], max_hits: int, page: in
         if len(hits) >= max_hits:
             break
     return hits, int(candidates.size)
+
+
+def _context(page: PageInfo, li: int, page_ctx: tuple[list[list[str]], dict[int, list[int]]]
+             ) -> list[tuple[float, list[str]]]:
+    """Tokens near a line that describe it: its table row (and the row above, where a merged parameter cell
+    usually sits), or for running text the lines before and after it in the same block."""
+    line_tokens, rows = page_ctx
+    lines = page.lines
+    ln = lines[li]
+    out: list[tuple[float, list[str]]] = []
+    if ln.region >= 0:
+        mates = [t for i in rows.get(ln.row, ()) if i != li and lines[i].region == ln.region for t in line_tokens[i]]
+        out.append((ROW_WEIGHT, mates[:MAX_CONTEXT_TOKENS]))
+        for r in range(ln.row - 1, max(ln.row - 4, -1), -1):
+            above = [t for i in rows.get(r, ()) if lines[i].region == ln.region for t in line_tokens[i]]
+            if above:
+                out.append((NEIGHBOUR_WEIGHT, above[:MAX_CONTEXT_TOKENS]))
+                break
+    else:
+        for j in (li - 1, li + 1):
+            if 0 <= j < len(lines) and lines[j].block == ln.block and lines[j].region < 0:
+                out.append((NEIGHBOUR_WEIGHT, line_tokens[j][:MAX_CONTEXT_TOKENS]))
+    return out
 
 
 def _phrase_fraction(qterms: list[str], line_toks: list[str]) -> float:

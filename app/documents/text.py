@@ -66,6 +66,13 @@ def fold(text: str) -> str:
     return collapse_ws(_fold(text))
 
 
+def _number(token: str) -> str:
+    """"5.0" and "5" are the same number to a reader: drop trailing fractional zeros."""
+    if "." in token and token.replace(".", "", 1).isdigit():
+        token = token.rstrip("0").rstrip(".")
+    return token or "0"
+
+
 def _stem(token: str) -> str:
     if len(token) >= 5 and token.endswith("s") and not token.endswith(("ss", "us", "is")) and token.isalpha():
         return token[:-1]
@@ -84,9 +91,11 @@ def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
         raw = f"{decimal.group(1)}.{decimal.group(2)}" if decimal else raw.replace(",", "")
         m = _NUM_UNIT_RE.match(raw)
         if m:
-            out.append(m.group(1))
+            out.append(_number(m.group(1)))
             out.append(m.group(2))
             continue
+        if raw[0].isdigit() and "." in raw:
+            raw = _number(raw)
         if not keep_stopwords and raw in STOPWORDS:
             continue
         out.append(_stem(raw))
@@ -118,3 +127,17 @@ def has_digit(text: str) -> bool:
 def match_key(text: str) -> str:
     """Key for fuzzy title matching: folded, punctuation dropped."""
     return " ".join(tokens(text, keep_stopwords=True))
+
+
+_DECO = r"\s\x00-\x1f\x7f-\x9f\u2022\u2023\u2043\u25a0-\u25ff\u00b7\ue000-\uf8ff*"
+_DECORATION_RE = re.compile(f"^[{_DECO}]+$")
+_LEADING_DECORATION_RE = re.compile(f"^[{_DECO}]+")
+
+
+def is_decoration(text: str) -> bool:
+    """Bullets, control characters and symbol-font glyphs (private-use code points): no words."""
+    return bool(_DECORATION_RE.match(text))
+
+
+def strip_decoration(text: str) -> str:
+    return _LEADING_DECORATION_RE.sub("", text).strip()

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from app.documents.index import Line, PageInfo, TocEntry
-from app.documents.text import collapse_ws, match_key
+from app.documents.text import collapse_ws, is_decoration, match_key, strip_decoration
 
 KNOWN_SECTIONS = tuple(match_key(s) for s in (
     "features", "description", "general description", "product description", "overview", "applications",
@@ -100,9 +100,10 @@ def reconstruct(pages: Sequence[PageInfo]) -> tuple[list[TocEntry], float]:
         lines = page.lines
         rows: dict[int, list[Line]] = {}
         for ln in lines:
-            rows.setdefault(ln.row, []).append(ln)
+            if not is_decoration(ln.text):  # a bullet glyph beside a heading does not make it share its row
+                rows.setdefault(ln.row, []).append(ln)
         for idx, ln in enumerate(lines):
-            mates = rows[ln.row]
+            mates = rows.get(ln.row, [ln])
             alone = len(mates) == 1 or (len(mates) == 2 and _is_number(mates[0] if mates[1] is ln else mates[1]))
             verdict = _heading_verdict(ln, body_size, alone=alone)
             if verdict is None:
@@ -125,7 +126,7 @@ def reconstruct(pages: Sequence[PageInfo]) -> tuple[list[TocEntry], float]:
     sizes = sorted({round(c[1].size) for c in candidates if not c[2]}, reverse=True)
     entries: list[TocEntry] = []
     for page_no, ln, number, _known in candidates:
-        title = collapse_ws(ln.text)
+        title = strip_decoration(collapse_ws(ln.text))
         if number:
             level = min(4, number.count(".") + 1)
         else:
@@ -133,6 +134,9 @@ def reconstruct(pages: Sequence[PageInfo]) -> tuple[list[TocEntry], float]:
             level = min(3, rank + 1)
         entries.append(TocEntry(title=title, level=level, page_start=page_no, page_end=page_no, number=number,
                                 y=ln.y0))
+    used = sorted({e.level for e in entries})
+    for e in entries:  # no gaps: the shallowest level found is level 1
+        e.level = used.index(e.level) + 1
     _fill_ranges(entries, pages)
     return entries, _reconstructed_quality(entries, candidates, len(pages))
 
@@ -146,7 +150,7 @@ def _heading_verdict(ln: Line, body_size: float, alone: bool) -> tuple[str | Non
     """(section number, is a known section name) when the line looks like a heading, else None."""
     if ln.furniture or ln.region >= 0:
         return None
-    text = collapse_ws(ln.text)
+    text = strip_decoration(collapse_ws(ln.text))
     if len(text) < 3 or len(text) > 90 or sum(ch.isalpha() for ch in text) < 3:
         return None
     if text[0].islower() or text.endswith((",", ";", ":")) and not _known(text.rstrip(":")):
