@@ -295,3 +295,44 @@ def test_service_functions_take_tenant_scoping(dsx_env: Settings) -> None:
         assert decisions.list_decisions(session, tenant=None).total == 1
         assert [i.extraction_id for i in decisions.review_queue(session, tenant=None, status="all").items] == [
             mine, theirs]
+
+
+@pytest.fixture
+def keyed_api(dsx_env: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    """The API with API keys on, and keys for two tenants."""
+    from app.auth import create_key
+    from app.config import reset_settings
+    from app.main import create_app
+
+    monkeypatch.setenv("DSX_AUTH_MODE", "keys")
+    reset_settings()
+    with session_scope() as session:
+        keys = {
+            "acme-reviewer": create_key(session, tenant="acme", roles=["reviewer"], name="rita@acme").key,
+            "acme-submitter": create_key(session, tenant="acme", roles=["submitter"], name="sam@acme").key,
+        }
+    with TestClient(create_app()) as client:
+        yield client, keys
+
+
+def test_with_keys_the_queue_is_the_tenants_and_decisions_are_signed_by_the_key(
+        keyed_api: tuple[TestClient, dict[str, str]]) -> None:
+    api, keys = keyed_api
+    ours, _ = seed(tenant="acme", parameter="Gain")
+    theirs, _ = seed(tenant="default", parameter="Offset")
+    reviewer = {"Authorization": f"Bearer {keys['acme-reviewer']}"}
+
+    queue = api.get("/v1/review/queue", headers=reviewer).json()
+    assert [i["extraction_id"] for i in queue["items"]] == [ours]
+
+    stored = api.post(f"/v1/review/items/{ours}/decision", headers=reviewer,
+                      json={"decision": "approve", "reviewer": "someone-else"})
+    assert stored.status_code == 201 and stored.json()["reviewer"] == "rita@acme"
+    assert api.post(f"/v1/review/items/{theirs}/decision", headers=reviewer,
+                    json={"decision": "approve"}).status_code == 404
+    assert [d["extraction_id"] for d in api.get("/v1/reviews", headers=reviewer).json()["items"]] == [ours]
+
+    assert api.get("/v1/review/queue").status_code == 401
+    submitter_only = api.get("/v1/review/queue", headers={"Authorization": f"Bearer {keys['acme-submitter']}"})
+    assert submitter_only.status_code == 403
+    assert api.get("/v1/review/corrections.yaml", headers={"X-API-Key": keys["acme-submitter"]}).status_code == 403
