@@ -352,3 +352,21 @@ def test_a_real_datasheet_end_to_end(client: Client, datasheets_dir: Path) -> No
     assert job.status in {"done", "needs_review"}, (job.failure_code, job.failure_detail)
     assert all(r.extraction_id is not None for r in job.results)
     assert client.trace(job, payload=False).span_count > 0
+
+
+def test_the_readme_example_runs(server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "sdk" / "README.md").read_text()
+    example = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) == 10
+    (tmp_path / "datasheet.pdf").write_bytes(spec_sheet("readme"))
+    monkeypatch.chdir(tmp_path)
+    with server.session() as session:
+        seed_flagged_extraction(session, parameter="Readme item")
+
+    exec(compile(example.replace("http://127.0.0.1:8000", server.base_url)  # noqa: S102 - our own README
+                 .replace("timeout=600", f"timeout={PIPELINE_TIMEOUT_S}"), "README.md", "exec"), {})
+
+    out = capsys.readouterr().out
+    assert "Supply voltage" in out and "calls recorded" in out
+    assert "queued" in out or "running" in out or "done" in out
