@@ -121,12 +121,11 @@ def _document(index: DatasheetIndex, mode: str, dispatcher: Dispatcher) -> str |
 
 
 def _identity(model: ModelConfig, context: RunContext) -> dict[str, Any]:
+    """Attributes on every span of the run: the ids the database indexes spans by, and the model the
+    metrics label calls with. The rest of the run's identity (role, tenant, agent) is on the root."""
     attributes: dict[str, Any] = {
-        semconv.DSX_ROLE: context.role,
-        semconv.DSX_TENANT: context.tenant,
         semconv.DSX_MODEL_ALIAS: model.alias,
         semconv.GEN_AI_REQUEST_MODEL: model.litellm_model,
-        semconv.GEN_AI_AGENT_NAME: AGENT_NAME,
     }
     if context.job_id is not None:
         attributes[semconv.DSX_JOB_ID] = context.job_id
@@ -153,7 +152,8 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
     caps = transport.capabilities(model)
     tracer = telemetry.get_tracer()
     identity = _identity(model, context)
-    root_attributes = {**identity, semconv.GEN_AI_OPERATION: "invoke_agent"}
+    root_attributes = {**identity, semconv.GEN_AI_OPERATION: "invoke_agent", semconv.GEN_AI_AGENT_NAME: AGENT_NAME,
+                       semconv.DSX_ROLE: context.role, semconv.DSX_TENANT: context.tenant}
     # A new trace per (parameter, role), whatever span the caller is in: detectors load runs by trace id.
     with tracer.start_as_current_span(semconv.SPAN_INVOKE_AGENT, context=otel_context.Context(),
                                       attributes=root_attributes) as root:

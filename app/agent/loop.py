@@ -147,7 +147,7 @@ class AgentLoop:
         phases: list[Phase],
         attributes: dict[str, Any],
         budgets: Budgets | None = None,
-        chat: Callable[..., ChatResult] = transport.chat,
+        chat: Callable[..., ChatResult] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -160,7 +160,7 @@ class AgentLoop:
         self.phases = phases
         self.attributes = attributes
         self.budgets = budgets or Budgets.from_settings()
-        self._chat = chat
+        self._chat = chat or transport.chat
         self._sleep = sleep
         self._clock = clock
         self.messages: list[dict[str, Any]] = []

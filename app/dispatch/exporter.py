@@ -22,7 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
-from sqlalchemy import Engine
+from sqlalchemy import Engine, Text, bindparam, cast
 
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
@@ -46,13 +46,10 @@ def _plain_map(values: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: _plain(v) for k, v in (values or {}).items()}
 
 
-def _load_payload(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return _plain(raw)
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+def _payload_text(parts: dict[str, str]) -> str:
+    """The stored payload as JSON text, assembled from the already-serialised parts: a payload can be
+    megabytes (a single-pass document), and decoding it only to encode it again doubled the write cost."""
+    return "{" + ", ".join(f"{json.dumps(name)}: {value}" for name, value in parts.items()) + "}"
 
 
 def _as_int(value: Any) -> int | None:
@@ -63,13 +60,15 @@ def _as_int(value: Any) -> int | None:
 
 
 def span_row(span: ReadableSpan) -> dict[str, Any]:
-    """The ``spans`` row of a finished span: payload keys moved out of the attributes into ``payload``."""
+    """The ``spans`` row of a finished span: payload keys moved out of the attributes into ``payload``
+    (as JSON text under ``payload_json``; ``insert_rows`` binds it without re-encoding)."""
     context = span.get_span_context()
     attributes: dict[str, Any] = {}
-    payload: dict[str, Any] = {}
+    payload: dict[str, str] = {}
     for key, value in (span.attributes or {}).items():
         if key in _PAYLOAD_KEYS:
-            payload[_PAYLOAD_KEYS[key]] = _load_payload(value)
+            # set_payload is the one writer of these keys and stores JSON text; anything else is encoded here.
+            payload[_PAYLOAD_KEYS[key]] = value if isinstance(value, str) else json.dumps(_plain(value))
         else:
             attributes[key] = _plain(value)
     start = span.start_time or 0
@@ -88,7 +87,7 @@ def span_row(span: ReadableSpan) -> dict[str, Any]:
         "attributes": attributes,
         "events": [{"name": e.name, "time_ns": e.timestamp, "attributes": _plain_map(e.attributes)}
                    for e in span.events],
-        "payload": payload,
+        "payload_json": _payload_text(payload),
         "job_id": attributes.get(semconv.DSX_JOB_ID),
         "parameter_id": _as_int(attributes.get(semconv.DSX_PARAMETER_ID)),
         "created_at": utcnow(),
@@ -100,13 +99,19 @@ def insert_rows(engine: Engine, rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows:
         return
     dialect = engine.dialect.name
+    payload_text = bindparam("payload_json", type_=Text)
     if dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
+
+        payload: Any = payload_text  # SQLite keeps JSON as text
     elif dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
+
+        payload = cast(payload_text, SpanRecord.__table__.c.payload.type)
     else:  # pragma: no cover - only the two supported databases
         raise RuntimeError(f"unsupported database dialect for the dispatch record: {dialect}")
-    statement = insert(SpanRecord).on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
+    statement = insert(SpanRecord).values(payload=payload).on_conflict_do_nothing(
+        index_elements=["trace_id", "span_id"])
     with engine.begin() as connection:
         connection.execute(statement, [dict(r) for r in rows])
 

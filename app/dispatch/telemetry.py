@@ -85,8 +85,17 @@ def provider() -> trace.TracerProvider:
     return _provider
 
 
+_tracers: dict[int, tuple[trace.TracerProvider, trace.Tracer]] = {}
+
+
 def get_tracer() -> trace.Tracer:
-    return provider().get_tracer(TRACER_NAME, __version__)
+    """The dsx tracer of the active provider (cached: creating a tracer costs more than a span)."""
+    active = provider()
+    cached = _tracers.get(id(active))
+    if cached is None or cached[0] is not active:
+        cached = (active, active.get_tracer(TRACER_NAME, __version__))
+        _tracers[id(active)] = cached
+    return cached[1]
 
 
 def flush(timeout_ms: int = 30_000) -> None:
@@ -104,6 +113,7 @@ def reset() -> None:
         if _provider is not None:
             _provider.shutdown()
         _provider = None
+        _tracers.clear()
 
 
 @contextmanager

@@ -133,3 +133,25 @@ def test_truncation_keeps_short_values_and_sequences(limit: int) -> None:
     assert span.attributes["list"][1] == "b"
     assert len(span.attributes["list"][0]) <= max(limit, 500) + 30
     assert (len(span.attributes["list"][0]) < 500) == (limit < 500)
+
+
+def test_insert_or_ignore_and_payload_text_on_postgres() -> None:
+    from app.db import Base
+    from tests.support.services import fresh_postgres_database
+
+    exporter = InMemorySpanExporter()
+    tracer = _provider(SimpleSpanProcessor(exporter)).get_tracer("test")
+    with tracer.start_as_current_span("execute_tool search_text") as span:
+        telemetry.set_payload(span, input={"arguments": {"query": "VDD ±5 %"}}, output={"hits": []})
+    rows = [span_row(s) for s in exporter.get_finished_spans()]
+    with fresh_postgres_database() as url:
+        engine = create_engine(url)
+        try:
+            Base.metadata.create_all(engine, tables=[SpanRecord.__table__])
+            insert_rows(engine, rows)
+            insert_rows(engine, rows)
+            with engine.connect() as connection:
+                stored = connection.execute(select(SpanRecord.__table__.c.payload)).scalars().all()
+        finally:
+            engine.dispose()
+    assert stored == [{"input": {"arguments": {"query": "VDD ±5 %"}}, "output": {"hits": []}}]
