@@ -94,8 +94,8 @@ class CountingDispatcher:
 
 
 def emptied(result: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool result with its content removed and its keys kept: strings blank, lists and nested objects
-    empty, numbers and flags kept (page numbers, counts), so the tool still *answers*, with nothing in it."""
+    """A tool result with every value blanked and its keys kept (strings "", lists and objects empty, numbers 0,
+    flags false): the tool still *answers*, with nothing in it, not even a page count."""
 
     def blank(value: Any) -> Any:
         if isinstance(value, str):
@@ -104,7 +104,11 @@ def emptied(result: Mapping[str, Any]) -> dict[str, Any]:
             return []
         if isinstance(value, Mapping):
             return {}
-        return value
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int | float):
+            return type(value)(0)
+        return None
 
     return {key: blank(value) for key, value in result.items()}
 

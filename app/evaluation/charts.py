@@ -66,22 +66,28 @@ def verdict_grid(report: dict[str, Any], path: Path) -> Path:
 
 
 def cost_latency(report: dict[str, Any], path: Path) -> Path:
-    groups = [g for g in report["summary"]["groups"]]
-    labels = [f"{g['model']}\n{g['engine']} · {g['arm']}" for g in groups]
-    figure, (latency_axes, cost_axes) = plt.subplots(1, 2, figsize=(max(7.0, 1.4 * len(groups) + 3), 4.2))
-    positions = range(len(groups))
-    medians = [g["latency_s_median"] or 0.0 for g in groups]
-    p90s = [g["latency_s_p90"] or 0.0 for g in groups]
-    latency_axes.bar(positions, medians, color="#1f77b4", label="median")
-    latency_axes.errorbar(positions, medians, yerr=[[0] * len(groups), [max(p - m, 0.0) for p, m in
-                                                                       zip(p90s, medians, strict=True)]],
-                          fmt="none", ecolor="black", capsize=3, label="to p90")
+    """Latency distribution (box: quartiles, whiskers: 5th-95th percentile) and mean cost per cell, per model
+    and engine over every arm."""
+    latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
+    costs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for cell in report["cells"]:
+        key = (cell["model"], cell["engine"])
+        if cell.get("latency_s") is not None:
+            latencies[key].append(cell["latency_s"])
+        costs[key].append(cell.get("cost_usd") or 0.0)
+    keys = sorted(costs)
+    labels = [f"{model}\n{engine}" for model, engine in keys]
+    figure, (latency_axes, cost_axes) = plt.subplots(1, 2, figsize=(max(7.0, 1.6 * len(keys) + 4), 4.2))
+    positions = list(range(1, len(keys) + 1))
+    latency_axes.boxplot([latencies.get(k) or [0.0] for k in keys], positions=positions, whis=(5, 95),
+                         showfliers=True)
     latency_axes.set_title("Latency per cell (s)", fontsize=9)
-    latency_axes.legend(fontsize=7, frameon=False)
-    cost_axes.bar(positions, [g["cost_usd_per_cell"] for g in groups], color="#9467bd")
-    cost_axes.set_title("Cost per cell (USD, list price)", fontsize=9)
+    latency_axes.set_ylim(bottom=0)
+    cost_axes.bar(positions, [sum(costs[k]) / len(costs[k]) for k in keys], color="#9467bd")
+    cost_axes.set_title("Mean cost per cell (USD, list price)", fontsize=9)
+    cost_axes.set_ylim(bottom=0)
     for axes in (latency_axes, cost_axes):
-        axes.set_xticks(list(positions), labels, fontsize=7, rotation=30, ha="right")
+        axes.set_xticks(positions, labels, fontsize=7, rotation=20, ha="right")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -72,7 +72,11 @@ def test_the_blank_document_keeps_pages_and_says_nothing(indexes, tmp_path: Path
 
 
 def test_emptied_results_keep_their_keys_and_lose_their_content() -> None:
-    result = {"query": "supply", "hits": [{"page": 2, "text": "2.7 V"}], "total_hits": 1, "truncated": False,
-              "image": {"mime": "image/png", "base64": "AAAA"}, "text": "Supply voltage"}
-    assert emptied(result) == {"query": "", "hits": [], "total_hits": 1, "truncated": False, "image": {}, "text": ""}
-    assert ToolResult("search_text", emptied(result)).outcome == "empty"
+    result = {"query": "supply", "hits": [{"page": 2, "text": "2.7 V"}], "total_hits": 1, "truncated": True,
+              "image": {"mime": "image/png", "base64": "AAAA"}, "text": "Supply voltage", "score": 0.5}
+    assert emptied(result) == {"query": "", "hits": [], "total_hits": 0, "truncated": False, "image": {}, "text": "",
+                               "score": 0.0}
+    overview = {"title": "LM386", "part_numbers": ["LM386"], "page_count": 7, "toc": [{"title": "Features"}]}
+    for name, output in (("search_text", result), ("build_datasheet", overview), ("inspect_page", result)):
+        assert ToolResult(name, output).outcome == "ok"
+        assert ToolResult(name, emptied(output)).outcome == "empty", name
