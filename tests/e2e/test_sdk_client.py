@@ -68,19 +68,21 @@ def jobs_named(server: LiveServer, filename: str) -> int:
         return int(session.scalar(select(func.count()).select_from(JobRow).where(JobRow.filename == filename)) or 0)
 
 
-class DropFirstSubmitResponse(httpx.BaseTransport):
-    """Sends every request to the server for real, but loses the response of the first job upload, the way a
-    connection reset after the server committed would: the client sees a network error."""
+class DropFirstResponse(httpx.BaseTransport):
+    """Sends every request to the server for real, but loses the response of the first ``method`` request whose
+    path ends with ``suffix``, the way a connection reset after the server committed would: the client sees a
+    network error."""
 
-    def __init__(self) -> None:
+    def __init__(self, method: str = "POST", suffix: str = "/v1/jobs") -> None:
         self.inner = httpx.HTTPTransport()
-        self.submits: list[httpx.Request] = []
+        self.method, self.suffix = method, suffix
+        self.matching: list[httpx.Request] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         response = self.inner.handle_request(request)
-        if request.method == "POST" and request.url.path == "/v1/jobs":
-            self.submits.append(request)
-            if len(self.submits) == 1:
+        if request.method == self.method and request.url.path.endswith(self.suffix):
+            self.matching.append(request)
+            if len(self.matching) == 1:
                 response.read()
                 response.close()
                 raise httpx.ReadError("connection reset by peer", request=request)
@@ -123,18 +125,30 @@ def test_upload_from_bytes_and_from_a_file_object(client: Client, tmp_path: Path
 
 
 def test_a_submit_whose_response_is_lost_is_retried_without_creating_a_second_job(server: LiveServer) -> None:
-    transport = DropFirstSubmitResponse()
+    transport = DropFirstResponse("POST", "/v1/jobs")
     name = f"lost-response-{uuid.uuid4().hex[:8]}.pdf"
     with Client(server.base_url, transport=transport, backoff=0.05) as dsx:
         job = dsx.submit(spec_sheet(name), ["Supply voltage"], filename=name)
 
-    assert len(transport.submits) == 2  # the first reached the server and stored the job; its answer was lost
-    keys = {r.headers["Idempotency-Key"] for r in transport.submits}
+    assert len(transport.matching) == 2  # the first reached the server and stored the job; its answer was lost
+    keys = {r.headers["Idempotency-Key"] for r in transport.matching}
     assert len(keys) == 1 and next(iter(keys))
     assert jobs_named(server, name) == 1
     with server.session() as session:
         stored = session.scalar(select(JobRow).where(JobRow.filename == name))
         assert stored is not None and stored.id == job.job_id
+
+
+def test_a_decision_whose_response_is_lost_is_stored_once(server: LiveServer) -> None:
+    with server.session() as session:
+        extraction = seed_flagged_extraction(session, parameter="Output current")
+        extraction_id, job_id = extraction.id, extraction.job_id
+    transport = DropFirstResponse("POST", "/decision")
+    with Client(server.base_url, transport=transport, backoff=0.05) as dsx:
+        stored = dsx.decide(extraction_id, "reject", comment="other variant", reviewer="ada")
+        audit = dsx.reviews(job=job_id)
+    assert len(transport.matching) == 2
+    assert [d.id for d in audit.items] == [stored.id]
 
 
 def test_a_given_idempotency_key_replays_and_conflicts_on_another_body(client: Client, server: LiveServer) -> None:
