@@ -36,7 +36,7 @@ from app.agent.tools import Dispatcher, ToolResult, parse_arguments
 from app.agent.transport import Capabilities, ChatResult, ProviderCallError
 from app.config import get_settings
 from app.dispatch import semconv
-from app.dispatch.telemetry import set_payload
+from app.dispatch.telemetry import set_payload, set_payload_json
 
 SUBMITTED = "submitted"
 SUBMIT_NOT_CALLED = "submit_not_called"
@@ -97,16 +97,12 @@ class EngineError(Exception):
         self.http_status = http_status
 
 
-def redact_data_urls(value: Any) -> Any:
-    """Chat payloads with inline base64 (a PDF block, page images) replaced by a size marker: the bytes are
-    the stored blob, and each execute_tool span keeps its own output in full."""
-    if isinstance(value, str):
-        return _DATA_URL.sub(lambda m: f"<base64 data omitted: {len(m.group(0))} chars>", value)
-    if isinstance(value, list):
-        return [redact_data_urls(v) for v in value]
-    if isinstance(value, dict):
-        return {k: redact_data_urls(v) for k, v in value.items()}
-    return value
+def redact_data_urls(text: str) -> str:
+    """A serialised chat payload with inline base64 (a PDF block, page images) replaced by a size marker:
+    the bytes are the stored blob, and each execute_tool span keeps its own output in full."""
+    if "base64," not in text:
+        return text
+    return _DATA_URL.sub(lambda m: f"<base64 data omitted: {len(m.group(0))} chars>", text)
 
 
 @dataclass
@@ -114,8 +110,8 @@ class Execution:
     """One executed tool call: its result, the tool message content, and what the loop takes from it."""
 
     result: ToolResult
-    envelope: dict[str, Any]
-    content: str
+    envelope_json: str  # the full envelope, as stored in the span payload
+    content: str  # the tool message content sent to the model
     accepted: Any = None  # the validated submission, for an accepted submit
     image: dict[str, Any] | None = None  # an inline page image, sent to the model separately
 
@@ -124,14 +120,15 @@ def _execution(result: ToolResult, accepted: Any) -> Execution:
     """Tool message content without an inline page image (tool messages cannot carry image parts, and
     base64 in a JSON string only costs tokens): the image goes to models that see images as a user part."""
     envelope = result.envelope()
+    full = json.dumps(envelope, ensure_ascii=False, default=str)
     image = result.result.get("image") if isinstance(result.result, dict) else None
     if not (isinstance(image, dict) and image.get("base64")):
-        return Execution(result, envelope, json.dumps(envelope, ensure_ascii=False, default=str), accepted)
+        return Execution(result, full, full, accepted)
     sent = dict(envelope)
     if isinstance(sent.get("result"), dict):
         sent["result"] = {**sent["result"], "image": {"mime": image.get("mime", "image/png"),
                                                       "attached_separately": True}}
-    return Execution(result, envelope, json.dumps(sent, ensure_ascii=False, default=str), accepted, image)
+    return Execution(result, full, json.dumps(sent, ensure_ascii=False, default=str), accepted, image)
 
 
 class AgentLoop:
@@ -166,6 +163,7 @@ class AgentLoop:
         self.messages: list[dict[str, Any]] = []
         self.result = LoopResult()
         self._recorded = 0
+        self._message_chars: list[int] = []
         self._deadline = 0.0
 
     # -- run ---------------------------------------------------------------------------------------------------
@@ -280,7 +278,7 @@ class AgentLoop:
             raise EngineError(TIMEOUT, f"Parameter timeout of {self.budgets.parameter_timeout_s:g}s reached.")
         timeout_s = min(self.budgets.call_timeout_s, remaining)
         tool_choice = "required" if self.caps.tool_choice else None
-        request_chars = len(json.dumps(self.messages, ensure_ascii=False, default=str))
+        request_chars = self._request_chars()
         self.result.attempts += 1
         self.result.request_chars += request_chars
         attributes = {
@@ -296,10 +294,10 @@ class AgentLoop:
         name = semconv.chat_span_name(self.model.litellm_model)
         with self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes,
                                                record_exception=False, set_status_on_exception=False) as span:
-            set_payload(span, input={
+            set_payload(span, scrub=redact_data_urls, input={
                 "message_offset": self._recorded,
                 "message_count": len(self.messages),
-                "messages": redact_data_urls(self.messages[self._recorded:]),
+                "messages": self.messages[self._recorded:],
                 "tools": [t["function"]["name"] for t in tools],
                 "tool_choice": tool_choice,
                 "max_tokens": self.caps.max_output_tokens,
@@ -316,6 +314,13 @@ class AgentLoop:
             self.result.llm_ms += (time.perf_counter() - started) * 1000
             self._record_response(span, response)
             return response
+
+    def _request_chars(self) -> int:
+        """Characters of the messages this call sends, counting each message once as it is added (the
+        conversation only grows, so re-serialising it on every turn would be quadratic)."""
+        for message in self.messages[len(self._message_chars):]:
+            self._message_chars.append(len(json.dumps(message, ensure_ascii=False, default=str)))
+        return sum(self._message_chars)
 
     def _record_failure(self, span: trace.Span, exc: ProviderCallError) -> None:
         span.set_attribute(semconv.DSX_LLM_OUTCOME, "error")
@@ -347,13 +352,14 @@ class AgentLoop:
         })
         if response.response_model:
             span.set_attribute(semconv.GEN_AI_RESPONSE_MODEL, response.response_model)
-        set_payload(span, output={
+        set_payload(span, scrub=redact_data_urls, output={
             "content": response.content,
             "reasoning": response.reasoning,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls],
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments, "parsed": _parsed(c.arguments)}
+                           for c in response.tool_calls],
             "finish_reasons": response.finish_reasons,
             "usage": {"input_tokens": response.input_tokens, "output_tokens": response.output_tokens},
-            "raw": redact_data_urls(response.raw),
+            "raw": response.raw,
         })
 
     # -- tool calls ------------------------------------------------------------------------------------------
@@ -396,10 +402,18 @@ class AgentLoop:
                 span.set_attribute(semconv.DSX_TOOL_ERROR_CODE, result.error_code)
                 span.set_status(Status(StatusCode.ERROR, result.error_code))
             set_payload(span, input={"arguments": parsed.value if parsed and parsed.value is not None else None,
-                                     "raw_arguments": call.arguments},
-                        output=done.envelope)
+                                     "raw_arguments": call.arguments})
+            set_payload_json(span, output_json=done.envelope_json)
         self.result.tool_ms += (time.perf_counter() - started) * 1000
         return done
+
+
+def _parsed(arguments: str) -> Any:
+    """Tool-call arguments as JSON when they parse (validation against the tool comes later), else None."""
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return None
 
 
 def submission_dict(submission: Any) -> Any:

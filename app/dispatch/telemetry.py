@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -132,11 +132,25 @@ def payload_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def set_payload(span: trace.Span, *, input: Any = None, output: Any = None) -> None:  # noqa: A002
-    """Attach full inputs/outputs to ``span`` (stored untruncated; only exported previews are cut)."""
+def set_payload(span: trace.Span, *, input: Any = None, output: Any = None,  # noqa: A002
+                scrub: Callable[[str], str] | None = None) -> None:
+    """Attach full inputs/outputs to ``span`` (stored untruncated; only exported previews are cut).
+    ``scrub`` rewrites the serialised JSON (e.g. to replace inline base64 by a marker)."""
     if not span.is_recording():
         return
     if input is not None:
-        span.set_attribute(semconv.DSX_PAYLOAD_INPUT, payload_json(input))
+        text = payload_json(input)
+        set_payload_json(span, input_json=scrub(text) if scrub else text)
     if output is not None:
-        span.set_attribute(semconv.DSX_PAYLOAD_OUTPUT, payload_json(output))
+        text = payload_json(output)
+        set_payload_json(span, output_json=scrub(text) if scrub else text)
+
+
+def set_payload_json(span: trace.Span, *, input_json: str | None = None, output_json: str | None = None) -> None:
+    """Like ``set_payload`` for payloads already serialised to JSON text (saves encoding them twice)."""
+    if not span.is_recording():
+        return
+    if input_json is not None:
+        span.set_attribute(semconv.DSX_PAYLOAD_INPUT, input_json)
+    if output_json is not None:
+        span.set_attribute(semconv.DSX_PAYLOAD_OUTPUT, output_json)

@@ -430,3 +430,65 @@ def test_document_tools_over_a_real_index(env, scripted_llm, tmp_path) -> None: 
     assert tools[0].attributes[semconv.DSX_TOOL_OUTCOME] == "ok"
     envelope = json.loads(scripted_llm.requests[1].messages[-1]["content"])
     assert envelope["untrusted_document_data"] is True and envelope["result"]["hits"][0]["page"] == 1
+
+
+def test_the_chat_record_keeps_raw_and_parsed_tool_calls(env, scripted_llm) -> None:  # noqa: ANN001, F811
+    scripted_llm.script(malformed_tool_call("search_text"), submit(ANSWER))
+    outcome = run(scripted_llm)
+    _, chats, _ = by_kind(spans_of(outcome))
+    bad, good = (c.payload["output"]["tool_calls"][0] for c in chats)
+    assert bad["arguments"] == '{"query": "supply voltage",' and bad["parsed"] is None
+    assert good["parsed"]["quote"] == ANSWER["quote"]
+    assert chats[0].payload["output"]["raw"]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chats[1].payload["input"]["message_offset"] == 2  # the system and user messages were in the first
+    assert [m["role"] for m in chats[1].payload["input"]["messages"]] == ["assistant", "tool"]
+
+
+def test_a_rejected_pdf_block_falls_back_to_the_text_layer(env, scripted_llm, tmp_path) -> None:  # noqa: ANN001, F811
+    from dataclasses import replace
+
+    from tests.support.pdfs import text_pdf
+
+    path = tmp_path / "ds.pdf"
+    text_pdf(PAGES, path)
+    scripted_llm.script(error(400, "file content parts are not supported"), submit(ANSWER))
+    outcome = run(scripted_llm, engine="single-pass", index=replace(make_index(), path=path),
+                  supports_pdf_input=True)
+
+    assert outcome.error_code is None and outcome.extra["document_mode"] == "text"
+    first, second = scripted_llm.requests
+    parts = first.messages[1]["content"]
+    assert [p["type"] for p in parts] == ["text", "text", "file", "text"]
+    assert parts[2]["file"]["file_data"].startswith("data:application/pdf;base64,JVBER")
+    assert '<document pages="2">\n--- page 1 ---' in second.messages[1]["content"]
+    spans = spans_of(outcome)
+    root, chats, _ = by_kind(spans)
+    assert [e["name"] for e in root.events] == ["document_mode_fallback"]
+    assert "base64 data omitted" in json.dumps(chats[0].payload["input"])  # the PDF bytes are the stored blob
+    (route,) = [s for s in spans if s.name == semconv.SPAN_ROUTE]
+    assert route.attributes[semconv.DSX_ROUTE_DOCUMENT_MODE] == "pdf"
+
+
+def test_the_offline_reader_crosses_the_same_transport_and_spans(env, tmp_path) -> None:  # noqa: ANN001
+    offline = pytest.importorskip("app.agent.offline")
+    if not hasattr(offline, "register"):
+        pytest.skip("offline reader not available in this tree")
+    from app.agent.registry import resolve_model
+    from app.agent.tools import DocumentDispatcher
+    from app.documents.index import open_index
+    from tests.support.pdfs import text_pdf
+
+    path = tmp_path / "ds.pdf"
+    text_pdf(["Electrical characteristics", "Parameter Symbol Min Typ Max Unit\n"
+              "Supply voltage VDD 2.7 3.3 5.5 V\nSupply current IDD 1.2 2.0 mA"], path)
+    index = open_index(path)
+    outcome = engines.run_parameter(index=index, request=ParameterRequest(name="Supply voltage", unit="V"),
+                                    model=resolve_model("offline/datasheet-reader"), engine="auto",
+                                    context=RunContext(job_id="job-1", parameter_id=1),
+                                    dispatcher=DocumentDispatcher(index))
+    assert outcome.engine == "agentic" and outcome.error_code is None
+    root, chats, tools = by_kind(spans_of(outcome))
+    assert chats and all(c.name == "chat offline/datasheet-reader" for c in chats)
+    assert all(c.attributes[semconv.DSX_HTTP_STATUS] == 200 for c in chats)
+    assert tools[-1].attributes[semconv.GEN_AI_TOOL_NAME] == "submit_extraction"
+    assert root.attributes[semconv.DSX_OUTCOME] == "submitted"
