@@ -28,6 +28,7 @@ import re
 import socket
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -37,6 +38,7 @@ from opentelemetry.trace import StatusCode
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, values
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
@@ -71,8 +73,12 @@ _PARAMETER_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
 _JOB_BUCKETS = (1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0)
 
 
+_HOST = socket.gethostname().replace("_", "-")
+
+
 def _process_identifier() -> str:
-    return f"{socket.gethostname().replace('_', '-')}-{os.getpid()}"
+    # Called on every increment (that is how prometheus-client notices a fork): no system call but getpid.
+    return f"{_HOST}-{os.getpid()}"
 
 
 # Must run before the first metric below is constructed: each value binds its storage class when created.
@@ -214,6 +220,13 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
 
 # --- Span-derived observations -----------------------------------------------------------------------------
 
+@lru_cache(maxsize=4096)
+def _child(metric: MetricWrapperBase, *labels: str) -> MetricWrapperBase:
+    """``metric.labels(*labels)``, memoised: spans end on the agent's hot path, and label values are bounded,
+    so the bound children can be kept instead of looked up (and validated) again on every span."""
+    return metric.labels(*labels)
+
+
 def _as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
@@ -257,25 +270,25 @@ def observe_chat_span(span: ReadableSpan) -> None:
     outcome = attributes.get(semconv.DSX_LLM_OUTCOME) or ("error" if errored else None)
     outcome = _one_of(outcome, _LLM_OUTCOMES)
     status = _as_int(attributes.get(semconv.DSX_HTTP_STATUS))
-    LLM_REQUESTS.labels(model=model, outcome=outcome, status_class=_status_class(status)).inc()
+    _child(LLM_REQUESTS, model, outcome, _status_class(status)).inc()
     latency_ms = _as_float(attributes.get(semconv.DSX_LLM_LATENCY_MS))
     duration = latency_ms / 1000 if latency_ms is not None else _duration_s(span)
     if duration is not None:
-        LLM_DURATION.labels(model=model).observe(duration)
+        _child(LLM_DURATION, model).observe(duration)
 
     if _is_http_200_without_tool_call(attributes, outcome, status):
-        LLM_NO_TOOL_CALL.labels(model=model).inc()
+        _child(LLM_NO_TOOL_CALL, model).inc()
     if attributes.get(semconv.DSX_LLM_REASONING_EXPECTED) is True and \
             attributes.get(semconv.DSX_LLM_REASONING_PRESENT) is False and outcome != "error":
-        LLM_REASONING_DROPPED.labels(model=model).inc()
+        _child(LLM_REASONING_DROPPED, model).inc()
 
     for key, kind in ((semconv.GEN_AI_INPUT_TOKENS, "input"), (semconv.GEN_AI_OUTPUT_TOKENS, "output")):
         tokens = _as_float(attributes.get(key))
         if tokens:
-            LLM_TOKENS.labels(model=model, type=kind).inc(tokens)
+            _child(LLM_TOKENS, model, kind).inc(tokens)
     cost = _as_float(attributes.get(semconv.DSX_LLM_COST_USD))
     if cost:
-        LLM_COST.labels(model=model).inc(cost)
+        _child(LLM_COST, model).inc(cost)
 
 
 def _is_http_200_without_tool_call(attributes: Mapping[str, Any], outcome: str, status: int | None) -> bool:
@@ -302,10 +315,10 @@ def observe_tool_span(span: ReadableSpan) -> None:
     tool = tool_label(name)
     errored = span.status is not None and span.status.status_code is StatusCode.ERROR
     outcome = attributes.get(semconv.DSX_TOOL_OUTCOME) or ("error" if errored else "ok")
-    TOOL_CALLS.labels(tool=tool, outcome=_one_of(outcome, _TOOL_OUTCOMES)).inc()
+    _child(TOOL_CALLS, tool, _one_of(outcome, _TOOL_OUTCOMES)).inc()
     duration = _duration_s(span)
     if duration is not None:
-        TOOL_DURATION.labels(tool=tool).observe(duration)
+        _child(TOOL_DURATION, tool).observe(duration)
 
 
 class MetricsSpanProcessor(SpanProcessor):
