@@ -155,3 +155,48 @@ def test_insert_or_ignore_and_payload_text_on_postgres() -> None:
         finally:
             engine.dispose()
     assert stored == [{"input": {"arguments": {"query": "VDD ±5 %"}}, "output": {"hits": []}}]
+
+
+def test_otlp_export_is_added_when_configured_and_carries_truncated_previews(dsx_env, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from app.config import reset_settings
+
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_POST(self) -> None:  # noqa: N802
+            received.append((self.path, self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("DSX_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+        monkeypatch.setenv("DSX_OTLP_ATTRIBUTE_MAX_CHARS", "100")
+        reset_settings()
+        provider = telemetry.build_provider()
+        with telemetry.use_provider(provider):
+            with telemetry.get_tracer().start_as_current_span("execute_tool get_section_text") as span:
+                telemetry.set_payload(span, output={"text": BIG})
+            telemetry.flush()
+        provider.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert [path for path, _ in received] == ["/v1/traces"]
+    request = ExportTraceServiceRequest.FromString(received[0][1])
+    (exported,) = [s for r in request.resource_spans for ss in r.scope_spans for s in ss.spans]
+    preview = {a.key: a.value.string_value for a in exported.attributes}[semconv.DSX_PAYLOAD_OUTPUT]
+    assert exported.name == "execute_tool get_section_text" and len(preview) < 150
+    with session_scope() as session:
+        assert session.scalar(select(SpanRecord)).payload["output"]["text"] == BIG
