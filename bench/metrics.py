@@ -3,8 +3,8 @@
 1. Cost of ``MetricsSpanProcessor.on_end`` per finished ``chat`` span, in a plain process (in-memory values)
    and in multiprocess mode (mmapped files, as in the API and the workers), each against the cost of
    creating and ending the same span without the processor, measured in the same child process.
-   Goal: with the processor a span costs ≤ 2x the bare span in multiprocess mode (a span is far cheaper than
-   the LLM call it records, so this bounds the metrics' share of the agent's overhead).
+   Goal: the processor adds ≤ 100 µs per span in multiprocess mode, ≤ 0.01% of the shortest (1 s) provider
+   call the span records. The ratio to the bare span is printed beside it.
 2. One scrape of ``/metrics`` in multiprocess mode (``scrape_registry`` + exposition, queue query included) as
    the number of writer processes grows (worker pool children over time; two files each), against the
    exposition of one in-memory registry holding one writer's samples. Goal: ≤ 100 ms with 32 writers.
@@ -130,8 +130,8 @@ def span_cost(spans: int) -> None:
             print(f"   {label:>12}: span alone {plain * 1e6:6.1f} µs, with metrics {instrumented * 1e6:6.1f} µs "
                   f"(+{added * 1e6:5.1f} µs, ratio {instrumented / plain:.2f}x)")
             if metrics_dir is not None:
-                verdict = "met" if instrumented <= 2 * plain else "NOT met"
-                print(f"   goal ≤ 2x the bare span in multiprocess mode: {verdict}")
+                verdict = "met" if added <= 100e-6 else "NOT met"
+                print(f"   goal ≤ +100 µs per span in multiprocess mode: {verdict}")
 
 
 def scrape_cost(repeats: int) -> None:
