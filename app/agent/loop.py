@@ -165,6 +165,7 @@ class AgentLoop:
         self._recorded = 0
         self._message_chars: list[int] = []
         self._deadline = 0.0
+        self._deadline_stopped = False
 
     # -- run ---------------------------------------------------------------------------------------------------
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
@@ -248,7 +249,8 @@ class AgentLoop:
         return backoff
 
     def _past_deadline(self, state: Any) -> bool:
-        return self._clock() + (state.upcoming_sleep or 0.0) >= self._deadline
+        self._deadline_stopped = self._clock() + (state.upcoming_sleep or 0.0) >= self._deadline
+        return self._deadline_stopped
 
     def _call(self, phase: Phase, tools: list[dict[str, Any]]) -> ChatResult:
         retrying = Retrying(
@@ -259,12 +261,14 @@ class AgentLoop:
             reraise=True,
         )
         response: ChatResult | None = None
+        self._deadline_stopped = False
         try:
             for attempt in retrying:
                 with attempt:
                     response = self._attempt(phase, tools, attempt.retry_state.attempt_number)
         except ProviderCallError as exc:
-            code = TIMEOUT if exc.timed_out else PROVIDER_ERROR
+            # Retries cut short by the parameter deadline end as a timeout, whatever the last error was.
+            code = TIMEOUT if exc.timed_out or self._deadline_stopped else PROVIDER_ERROR
             status = f"HTTP {exc.http_status}" if exc.http_status else "no HTTP status"
             raise EngineError(code, f"{exc.error_type} ({status}) on turn {self.result.turns}: {exc}",
                               exc.http_status) from exc
