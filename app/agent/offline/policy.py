@@ -1,0 +1,259 @@
+"""The reader's next step, decided from the conversation so far.
+
+The plan is the one a careful engineer follows, one tool call per turn: open the datasheet, search for the
+parameter (name, conventional phrasings, symbols), read the most promising pages (their tables, then their
+text), cross-check the chosen value with a second search, then submit — or decline with a reason. Every turn
+re-reads every tool result from scratch, so a step depends on nothing but the messages; tools that were not
+offered are never called, and a tool error sends the reader to the next page instead of stopping it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.agent.offline.conversation import Conversation
+from app.agent.offline.reader import (
+    Candidate,
+    Decision,
+    Evidence,
+    compact,
+    decide,
+    item_score,
+    label_score,
+)
+from app.agent.offline.rows import parse_markdown_tables
+from app.agent.offline.synonyms import Query, content_tokens, parse_request
+
+SUBMIT = "submit_extraction"
+PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
+CLEAR_CONFIDENCE = 0.75
+MAX_TOOL_CALLS = 14
+_PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Step:
+    """A tool call to make; ``name == SUBMIT`` ends the extraction."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+# --- Evidence from tool results ----------------------------------------------------------------------------
+
+def split_pages(text: str, default_page: int | None = None) -> dict[int, list[str]]:
+    """Lines per page of text carrying '--- page N ---' markers."""
+    pages: dict[int, list[str]] = {}
+    markers = list(_PAGE_MARKER.finditer(text))
+    if not markers:
+        if default_page is not None:
+            pages[default_page] = [line for line in text.splitlines() if line.strip()]
+        return pages
+    for i, marker in enumerate(markers):
+        end = markers[i + 1].start() if i + 1 < len(markers) else len(text)
+        body = text[marker.end():end]
+        pages.setdefault(int(marker.group(1)), []).extend(line for line in body.splitlines() if line.strip())
+    return pages
+
+
+def gather(conv: Conversation) -> Evidence:
+    evidence = Evidence()
+    if conv.document_text:
+        evidence.page_lines.update(split_pages(conv.document_text, default_page=1))
+    for exchange in conv.exchanges:
+        if not exchange.ok or exchange.result is None:
+            continue
+        result = exchange.result
+        if exchange.name == "get_section_text":
+            start = result.get("start_page") or exchange.arguments.get("start_page")
+            for page, lines in split_pages(str(result.get("text", "")), start).items():
+                known = evidence.page_lines.setdefault(page, [])
+                known.extend(line for line in lines if line not in known)
+        elif exchange.name == "extract_table_markdown":
+            page = int(result.get("page") or exchange.arguments.get("page") or 0)
+            for table in result.get("tables", []) or []:
+                markdown = table.get("markdown", "") if isinstance(table, dict) else str(table)
+                evidence.tables.setdefault(page, []).extend(parse_markdown_tables(markdown, page))
+        elif exchange.name == "search_text":
+            for hit in result.get("hits", []) or []:
+                page = hit.get("page")
+                if not isinstance(page, int):
+                    continue
+                lines = evidence.hit_lines.setdefault(page, [])
+                for text in [hit.get("text", "")] + str(hit.get("snippet", "")).splitlines():
+                    if text and text.strip() and text not in lines:
+                        lines.append(text)
+    return evidence
+
+
+# --- Planning ----------------------------------------------------------------------------------------------
+
+def _overview(conv: Conversation) -> dict[str, Any]:
+    for exchange in conv.calls("build_datasheet"):
+        if exchange.ok and exchange.result:
+            return exchange.result
+    return {}
+
+
+def rank_pages(query: Query, conv: Conversation) -> list[int]:
+    """Pages worth reading, best first: where search hits name the parameter, then pages with tables."""
+    overview = _overview(conv)
+    page_count = int(overview.get("page_count") or 0)
+    table_pages = [p for p in overview.get("table_pages", []) or [] if isinstance(p, int)]
+    scores: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    for exchange in conv.calls("search_text")[:1]:
+        if not exchange.ok or not exchange.result:
+            continue
+        for hit in exchange.result.get("hits", []) or []:
+            page = hit.get("page")
+            if not isinstance(page, int):
+                continue
+            text = f"{hit.get('text', '')} {hit.get('snippet', '')}"
+            probe = Candidate(page, "line", text)
+            value = label_score(query, probe, text)
+            items = query.conditions + query.qualifiers
+            if items:
+                value += 0.2 * sum(item_score(i, compact(text), content_tokens(text)) for i in items) / len(items)
+            scores[page] = max(scores.get(page, 0.0), value)
+            counts[page] = counts.get(page, 0) + 1
+    for page in scores:
+        scores[page] += 0.04 * min(counts[page], 4) + (0.05 if page in table_pages else 0.0)
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))
+    for page in table_pages[:3] + [1]:
+        if page not in ranked and (page_count == 0 or page <= page_count) and len(ranked) < PAGES_TO_READ:
+            ranked.append(page)
+    return ranked
+
+
+def _attempted(conv: Conversation, name: str) -> set[int]:
+    pages: set[int] = set()
+    for exchange in conv.calls(name):
+        page = exchange.arguments.get("page") or exchange.arguments.get("start_page")
+        if isinstance(page, int):
+            pages.add(page)
+    return pages
+
+
+def next_step(conv: Conversation) -> Step:
+    request = conv.request
+    if request is None:
+        return _decline("the conversation holds no <parameter_request> to answer")
+    query = parse_request(request.name, request.unit, request.conditions, request.notes)
+    navigation = [n for n in ("build_datasheet", "get_section_text", "search_text", "extract_table_markdown")
+                  if conv.offers(n)]
+    if conv.document_text is not None or not navigation:
+        return _submit(query, decide(query, gather(conv)), conv)
+    if len(conv.exchanges) >= MAX_TOOL_CALLS:
+        return _submit(query, decide(query, gather(conv)), conv)
+    if conv.offers("build_datasheet") and not conv.calls("build_datasheet"):
+        return Step("build_datasheet", {})
+    if conv.offers("search_text") and not conv.calls("search_text"):
+        return Step("search_text", {"query": query.search_terms(), "max_hits": 25})
+    evidence = gather(conv)
+    decision = decide(query, evidence)
+    step = _next_read(query, conv, decision)
+    if step is not None:
+        return step
+    if decision.best is not None and conv.offers("search_text") and len(conv.calls("search_text")) < 2:
+        return Step("search_text", {"query": _cross_check_terms(decision.best.candidate),
+                                    "page": decision.best.candidate.page, "max_hits": 10})
+    return _submit(query, decision, conv)
+
+
+def _next_read(query: Query, conv: Conversation, decision: Decision) -> Step | None:
+    tables_done = _attempted(conv, "extract_table_markdown")
+    text_done = _attempted(conv, "get_section_text")
+    table_pages = set(_overview(conv).get("table_pages", []) or [])
+    clear = decision.best is not None and decision.confidence >= CLEAR_CONFIDENCE
+    read = tables_done | text_done
+    ranked = rank_pages(query, conv)
+    if not clear:
+        for page in ranked[:PAGES_TO_READ]:
+            step = _read_page(conv, page, tables_done, text_done, table_pages)
+            if step is not None:
+                return step
+    if decision.best is not None:
+        # The page the answer comes from is read in full before quoting it.
+        page = decision.best.candidate.page
+        step = _read_page(conv, page, tables_done, text_done, table_pages)
+        if step is not None and (page in read or not clear):
+            return step
+        if page not in text_done and conv.offers("get_section_text"):
+            return Step("get_section_text", {"start_page": page, "end_page": page})
+    return None
+
+
+def _read_page(conv: Conversation, page: int, tables_done: set[int], text_done: set[int],
+               table_pages: set[int]) -> Step | None:
+    if (conv.offers("extract_table_markdown") and page not in tables_done
+            and (not table_pages or page in table_pages)):
+        return Step("extract_table_markdown", {"page": page})
+    if conv.offers("get_section_text") and page not in text_done:
+        return Step("get_section_text", {"start_page": page, "end_page": page})
+    return None
+
+
+def _cross_check_terms(cand: Candidate) -> list[str]:
+    terms = [" ".join(cand.label.split()[:4])]
+    if cand.printed:
+        terms.append(cand.printed[0])
+    return [t for t in terms if t.strip()]
+
+
+# --- Answers -----------------------------------------------------------------------------------------------
+
+def _decline(reason: str) -> Step:
+    return Step(SUBMIT, {"found": False, "values": [], "confidence": 0.0, "reason": reason})
+
+
+def _cross_checked(conv: Conversation, cand: Candidate) -> bool | None:
+    checks = conv.calls("search_text")[1:]
+    if not checks:
+        return None
+    for exchange in checks:
+        for hit in (exchange.result or {}).get("hits", []) or []:
+            text = f"{hit.get('text', '')} {hit.get('snippet', '')}"
+            if hit.get("page") == cand.page and cand.printed and cand.printed[0] in text:
+                return True
+    return False
+
+
+def _conditions(query: Query, cand: Candidate) -> list[str]:
+    found: list[str] = []
+    haystack = f"{cand.context} {cand.label}"
+    for item in query.conditions + query.qualifiers:
+        if item_score(item, compact(haystack), content_tokens(haystack)) >= 0.99:
+            found.append(item)
+    for part in re.split(r"\s*,\s*", cand.extra_conditions):
+        part = part.strip()
+        if part and part not in found and len(part) <= 80:
+            found.append(part)
+    return found[:8]
+
+
+def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
+    if decision.best is None:
+        return _decline(decision.reason)
+    cand = decision.best.candidate
+    confidence = decision.confidence
+    reason = decision.reason
+    checked = _cross_checked(conv, cand)
+    if checked is False:
+        confidence = max(0.05, confidence - 0.1)
+        reason += "; the cross-check search did not find the value again on that page"
+    elif checked:
+        reason += "; cross-check search found the value again on that page"
+    unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
+    value = {"min": cand.min, "typical": cand.typical, "max": cand.max, "unit": unit,
+             "conditions": _conditions(query, cand)}
+    return Step(SUBMIT, {
+        "found": True,
+        "values": [value],
+        "source_page": cand.page,
+        "quote": decision.quote or cand.value_text or None,
+        "confidence": round(confidence, 2),
+        "reason": reason,
+    })

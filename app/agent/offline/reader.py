@@ -1,0 +1,361 @@
+"""Judging candidates: which reading answers the request, how sure we are, and the verbatim text to quote.
+
+Scores are built from separate, explainable parts — how well the row or line names the parameter, whether the
+requested conditions and qualifiers appear around it, whether the unit has the right dimension, whether the
+reading sits in an absolute-maximum section when (and only when) one was asked for — so that the reason given
+with an answer, or with a refusal, can say what was and was not found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+
+from app.agent.offline.rows import (
+    Candidate,
+    Table,
+    abs_max_line_numbers,
+    line_candidates,
+    table_candidates,
+)
+from app.agent.offline.synonyms import Query, content_tokens, fold
+
+# A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
+MIN_NAME = 0.5
+# Below this total score the reader declines rather than answer.
+MIN_TOTAL = 0.72
+_NOISE_TOKENS = {"note", "notes", "see", "typ", "max", "min", "typical", "maximum", "minimum", "unit", "units"}
+
+
+@dataclass
+class Evidence:
+    """Everything the tools returned so far, keyed by page."""
+
+    page_lines: dict[int, list[str]] = field(default_factory=dict)
+    tables: dict[int, list[Table]] = field(default_factory=dict)
+    hit_lines: dict[int, list[str]] = field(default_factory=dict)
+
+    def pages(self) -> list[int]:
+        return sorted(set(self.page_lines) | set(self.tables) | set(self.hit_lines))
+
+
+@dataclass
+class Scored:
+    candidate: Candidate
+    name: float
+    conditions: float | None
+    total: float
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decision:
+    best: Scored | None
+    confidence: float
+    quote: str | None
+    alternatives: list[Scored]
+    reason: str
+
+
+# --- Matching primitives ------------------------------------------------------------------------------------
+
+def compact(text: str) -> str:
+    """Folded text without spaces, with comparison signs and garbled symbol-font forms unified."""
+    text = fold(text)
+    for old, new in (("≤", "<="), ("£", "<="), ("≥", ">="), ("ω", "ohm"), ("Ω".casefold(), "ohm"), ("℃", "°c"),
+                     ("−", "-"), ("–", "-"), ("—", "-")):
+        text = text.replace(old, new)
+    return re.sub(r"\s+", "", text)
+
+
+def _token_match(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if any(c.isdigit() for c in a + b):
+        # Part numbers and values differ by one character and mean something else entirely.
+        shorter, longer = sorted((a, b), key=len)
+        return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):].isalpha()
+    if a.rstrip("s") == b.rstrip("s"):
+        return True
+    shorter, longer = sorted((a, b), key=len)
+    if len(shorter) >= 4 and longer.startswith(shorter) and not shorter.isdigit():
+        return True
+    return len(shorter) >= 5 and fuzz.ratio(a, b) >= 85
+
+
+def _coverage(phrase_tokens: list[str], label_tokens: list[str]) -> tuple[float, int]:
+    if not phrase_tokens:
+        return 0.0, 0
+    used: set[int] = set()
+    hits = 0
+    for p in phrase_tokens:
+        for i, t in enumerate(label_tokens):
+            if i not in used and _token_match(p, t):
+                used.add(i)
+                hits += 1
+                break
+    return hits / len(phrase_tokens), len(used)
+
+
+def name_score(query: Query, cand: Candidate) -> float:
+    """How well the candidate's label names the requested parameter (0..~1.3, symbols add to phrasing).
+    Other lines that may carry the name (a bilingual cell's second line, the heading above a feature
+    line) count with a discount."""
+    best = label_score(query, cand, f"{cand.label} {cand.symbol}")
+    for alt in cand.alt_labels:
+        best = max(best, 0.85 * label_score(query, cand, f"{alt} {cand.label} {cand.symbol}"))
+    return best
+
+
+def label_score(query: Query, cand: Candidate, label: str) -> float:
+    label_tokens = [t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS]
+    label_compact = compact(label)
+    best = 0.0
+    best_used = 0
+    for i, phrase in enumerate(query.phrases):
+        phrase_tokens = content_tokens(phrase)
+        coverage, used = _coverage(phrase_tokens, label_tokens)
+        if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in label_compact:
+            coverage, used = 1.0, len(phrase_tokens)
+        weight = 1.0 if i == 0 else 0.9
+        if coverage * weight > best:
+            best, best_used = coverage * weight, used
+    # A label that says much more than the request ("Supply voltage rejection ratio") is a different
+    # parameter more often than not; prose lines say more by nature, so they pay less for it.
+    extra = max(0, len(label_tokens) - best_used)
+    best -= min(extra, 4) * (0.04 if cand.source != "line" else 0.015)
+    symbol_tokens = {s.upper() for s in re.findall(r"[A-Za-z][A-Za-z0-9+_]*", f"{cand.symbol} {cand.label}")}
+    if any(s.upper() in symbol_tokens for s in query.symbols):
+        best += 0.3
+    elif best >= 0.4 and any(s.upper() in symbol_tokens for s in query.all_symbols):
+        # The conventional symbol of the concept ("VDD" for a supply voltage) stands in for missing words.
+        best += 0.15 if best < 1.0 else 0.08
+    return best
+
+
+def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> float:
+    pieces = [compact(p) for p in re.split(r"[,;]|\band\b", item) if compact(p)]
+    if pieces and all(p in haystack_compact for p in pieces):
+        return 1.0
+    item_tokens = content_tokens(item)
+    if not item_tokens:
+        return 0.0
+    coverage, _ = _coverage(item_tokens, haystack_tokens)
+    # Numbers in a condition ("12V", "-103", "LM358") must be present for the condition to count.
+    numeric = [t for t in item_tokens if re.search(r"\d", t)]
+    if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
+        coverage *= 0.3
+    return coverage
+
+
+def conditions_score(query: Query, cand: Candidate) -> float | None:
+    items = query.conditions + query.qualifiers
+    if not items:
+        return None
+    haystack = f"{cand.context} {cand.label} {cand.symbol}"
+    haystack_compact = compact(haystack)
+    haystack_tokens = content_tokens(haystack)
+    return sum(item_score(item, haystack_compact, haystack_tokens) for item in items) / len(items)
+
+
+# --- Scoring -----------------------------------------------------------------------------------------------
+
+def score(query: Query, cand: Candidate) -> Scored | None:
+    name = name_score(query, cand)
+    if name < MIN_NAME:
+        return None
+    notes: list[str] = []
+    total = name
+    dims = query.dimensions
+    if dims:
+        if cand.unit is None:
+            total -= 0.3
+            notes.append("no unit printed with the value")
+        elif cand.unit.dimension not in dims:
+            return None
+        else:
+            total += 0.1
+    elif query.unit_text and cand.unit is not None and fold(cand.unit.canonical) != fold(query.unit_text):
+        total -= 0.2
+    cond = conditions_score(query, cand)
+    if cond is not None:
+        total += 0.45 * cond - 0.2
+    elif cand.extra_conditions.strip():
+        total -= 0.04
+    if query.wants_abs_max:
+        total += 0.15 if cand.abs_max else -0.35
+    elif cand.abs_max:
+        total -= 0.2
+    if not cand.aligned:
+        total -= 0.1
+        notes.append("multi-line cell: values paired with conditions by line order")
+    if cand.explicit_fields:
+        total += 0.05
+    if cand.source != "line":
+        total += 0.05
+    if cand.merged:
+        total += 0.05
+    if cand.assignment:
+        total -= 0.08
+    if query.wants_field and getattr(cand, query.wants_field) is None:
+        total -= 0.1
+    return Scored(cand, name, cond, total, notes)
+
+
+def collect_candidates(evidence: Evidence) -> list[Candidate]:
+    candidates: list[Candidate] = []
+    for page, tables in evidence.tables.items():
+        lines = evidence.page_lines.get(page, [])
+        for table in tables:
+            hint = _table_under_abs_max(table, lines)
+            candidates.extend(table_candidates(table, abs_max_hint=hint))
+    for page, lines in evidence.page_lines.items():
+        candidates.extend(line_candidates(page, lines, abs_max_line_numbers(lines)))
+    for page, lines in evidence.hit_lines.items():
+        if page not in evidence.page_lines:
+            candidates.extend(line_candidates(page, lines))
+    return candidates
+
+
+def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
+    """Whether the page text puts the table's first data row under an "Absolute Maximum Ratings" heading."""
+    if not lines:
+        return False
+    marks = abs_max_line_numbers(lines)
+    if not marks:
+        return False
+    for row in table.rows[1:4]:
+        for cell in row:
+            first = cell.split("\n")[0].strip()
+            if len(first) < 4:
+                continue
+            key = compact(first)
+            for idx, line in enumerate(lines):
+                if key and key == compact(line)[: len(key)]:
+                    return idx in marks
+    return False
+
+
+def decide(query: Query, evidence: Evidence) -> Decision:
+    scored = [s for s in (score(query, c) for c in collect_candidates(evidence)) if s is not None]
+    scored.sort(key=lambda s: (-s.total, s.candidate.page))
+    if not scored:
+        return Decision(None, 0.0, None, [], f"no table row or text line read names '{query.name}' with a value "
+                        f"of the expected kind")
+    best = scored[0]
+    others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
+    agreeing = [s for s in scored[1:] if s.candidate.signature() == best.candidate.signature()
+                and s.total >= best.total - 0.4]
+    rivals = [s for s in others if s.total >= best.total - 0.1]
+    confidence = _confidence(best, rivals, agreeing)
+    if best.total < MIN_TOTAL:
+        return Decision(None, confidence, None, scored[:3],
+                        f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
+                        f"request too weakly (score {best.total:.2f}); declining rather than guessing")
+    quote = build_quote(evidence.page_lines.get(best.candidate.page, []), best.candidate)
+    reason = _reason(best, rivals, others)
+    return Decision(best, confidence, quote, others[:3], reason)
+
+
+def _confidence(best: Scored, rivals: list[Scored], agreeing: list[Scored]) -> float:
+    value = 0.35 + 0.45 * min(1.0, max(0.0, (best.total - MIN_TOTAL) / 0.6))
+    if best.conditions is not None:
+        value += 0.1 * (best.conditions - 0.5)
+    if agreeing:
+        value += 0.08
+    if rivals:
+        value -= 0.15 + 0.05 * min(len(rivals), 3)
+    if not best.candidate.aligned:
+        value -= 0.1
+    return round(min(0.97, max(0.05, value)), 2)
+
+
+def _describe(cand: Candidate) -> str:
+    parts = []
+    for label, value in (("min", cand.min), ("typ", cand.typical), ("max", cand.max)):
+        if value is not None:
+            parts.append(f"{label} {value:g}")
+    unit = cand.unit.canonical if cand.unit else (cand.unit_text or "")
+    label = re.sub(r"\s+", " ", cand.label)[:60]
+    return f"{label}: {', '.join(parts)} {unit}".strip()
+
+
+def _reason(best: Scored, rivals: list[Scored], others: list[Scored]) -> str:
+    cand = best.candidate
+    where = {"table_row": "table row", "table_cell": "table cell", "line": "text line"}[cand.source]
+    text = f"read from a {where} on page {cand.page}: {_describe(cand)}"
+    if best.conditions is not None:
+        text += f"; requested conditions matched {best.conditions:.0%}"
+    if best.notes:
+        text += "; " + "; ".join(best.notes)
+    shown = rivals or others[:2]
+    if shown:
+        text += "; other readings exist: " + "; ".join(
+            f"p{s.candidate.page} {_describe(s.candidate)}" for s in shown[:3])
+    return text
+
+
+# --- Quoting -------------------------------------------------------------------------------------------------
+
+def _number_in(text: str, printed: str) -> int:
+    """Position of a printed number in text as a whole token, or -1."""
+    match = re.search(rf"(?<![\d.,]){re.escape(printed)}(?![\d])", text)
+    return match.start() if match else -1
+
+
+def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str | None:
+    """Verbatim text (lines joined by single spaces) that holds the label and the printed numbers in order."""
+    printed = [p for p in cand.printed if p]
+    if not lines:
+        return _short(cand.line_text) if cand.line_text and cand.source == "line" else None
+    if cand.source == "line" and cand.line_text in lines:
+        return _trim_line(cand.line_text, cand.value_text)
+    label_key = compact(" ".join(cand.label.split()[:3]))
+    starts = [i for i, line in enumerate(lines) if label_key and label_key[:12] in compact(line)]
+    symbol_key = compact(cand.symbol.split()[0]) if cand.symbol.split() else ""
+    if symbol_key:
+        starts += [i for i, line in enumerate(lines) if compact(line) == symbol_key and i not in starts]
+    for start in sorted(starts):
+        window = _window_with_numbers(lines, start, printed, max_lines)
+        if window is not None:
+            return _short(" ".join(lines[start:window + 1]))
+    for start in range(len(lines)):
+        if printed and _number_in(lines[start], printed[0]) >= 0:
+            window = _window_with_numbers(lines, start, printed, 4)
+            if window is not None:
+                return _short(" ".join(lines[start:window + 1]))
+    return None
+
+
+def _window_with_numbers(lines: list[str], start: int, printed: list[str], max_lines: int) -> int | None:
+    position = 0
+    for end in range(start, min(len(lines), start + max_lines)):
+        offset = 0
+        line = lines[end]
+        while position < len(printed):
+            found = _number_in(line[offset:], printed[position])
+            if found < 0:
+                break
+            offset += found + len(printed[position])
+            position += 1
+        if position == len(printed):
+            return end
+    return None
+
+
+def _trim_line(line: str, value_text: str) -> str:
+    text = line.strip()
+    if len(text) <= 200:
+        return text
+    at = text.find(value_text)
+    if at < 0:
+        return text[:200]
+    start = max(0, at - 150)
+    return text[start:at + len(value_text) + 40].strip()
+
+
+def _short(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= 400 else text[:400]

@@ -1,0 +1,433 @@
+"""Turning what the document tools return into candidate readings: table rows, table cells and text lines.
+
+Three shapes carry values in datasheets, and each becomes ``Candidate`` objects here without any judgement
+about which one answers the request (that is ``reader.py``'s job):
+
+* characteristic tables with role columns (Parameter / Symbol / Conditions / Min / Typ / Max / Unit, or a
+  single Value / Ratings column): one candidate per row, or per sub-row when cells hold several lines;
+* matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
+  cell, labelled by its row and its column header;
+* text lines (feature lists "Supply voltage: 1.7 – 3.6 V", dot-leader lists, sentences): one candidate per
+  value expression on the line, labelled by the text around it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from app.agent.offline.synonyms import fold
+from app.agent.offline.units import Unit, parse_unit
+from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
+
+ROLE_PATTERNS: dict[str, re.Pattern[str]] = {
+    "min": re.compile(r"^(min|minimum|min\s*value|lower)$"),
+    "typical": re.compile(r"^(typ|typical|tpy|nom|nominal|typ\s*value)$"),
+    "max": re.compile(r"^(max|maximum|max\s*value|upper)$"),
+    "unit": re.compile(r"^(units?|unit\s*of\s*measure)$"),
+    "parameter": re.compile(r"^(parameters?|characteristics?|descriptions?|specifications?|items?|name)$"),
+    "symbol": re.compile(r"^(symbols?|sym)$"),
+    "conditions": re.compile(r"^((test\s*)?conditions?|remarks?|notes?|comments?)$"),
+    "value": re.compile(r"^(values?|ratings?|rated|rating\s*value|specs?|data)$"),
+}
+NUMERIC_ROLES = ("min", "typical", "max")
+ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)
+SECTION_TITLE = re.compile(
+    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*characteristics|recommended\s*operating|"
+    r"operating\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
+    r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
+    r"temperature\s*characteristics",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Candidate:
+    """A value the reader could answer with, and everything needed to judge and quote it."""
+
+    page: int
+    source: str  # table_row | table_cell | line
+    label: str  # text that should name the parameter
+    symbol: str = ""
+    context: str = ""  # conditions and surroundings, matched against requested conditions
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: Unit | None = None
+    unit_text: str | None = None
+    printed: list[str] = field(default_factory=list)  # numbers as printed, for quoting and cross-checks
+    value_text: str = ""
+    abs_max: bool = False
+    explicit_fields: bool = False  # fields come from Min/Typ/Max columns, not from wording
+    aligned: bool = True  # False when multi-line cells could not be paired line by line
+    line_text: str = ""  # for line candidates: the whole line
+    alt_labels: list[str] = field(default_factory=list)  # other lines that may name the parameter
+    merged: bool = False  # nominal and range of one line read together
+    assignment: bool = False  # printed as "X = value", the way test conditions are written
+    extra_conditions: str = ""  # row conditions the request did not mention
+
+    def values(self) -> tuple[float | None, float | None, float | None]:
+        return self.min, self.typical, self.max
+
+    def signature(self) -> tuple[float | None, ...]:
+        factor = self.unit.factor if self.unit else 1.0
+        return tuple(None if v is None else round(v * factor, 12) for v in self.values())
+
+
+# --- Markdown tables ---------------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    page: int
+    rows: list[list[str]]
+    title: str = ""
+
+
+def _clean_cell(cell: str) -> str:
+    text = cell.replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
+    text = re.sub(r"\*\*|__|(?<![A-Za-z0-9])_(?=\S)|(?<=\S)_(?![A-Za-z0-9])", "", text)
+    text = re.sub(r"^Col\d+$", "", text.strip())
+    text = re.sub(r"(\d) \.(\d)", r"\1.\2", text)  # "2 .7V": a text-layer split inside a number
+    return "\n".join(line.strip() for line in text.split("\n")).strip()
+
+
+def parse_markdown_tables(markdown: str, page: int) -> list[Table]:
+    """Pipe tables in ``markdown`` (GitHub style, ``<br>`` line breaks inside cells)."""
+    tables: list[Table] = []
+    current: list[list[str]] = []
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if line.startswith("|") and line.endswith("|") and len(line) > 1:
+            cells = re.split(r"(?<!\\)\|", line[1:-1])
+            if all(re.fullmatch(r"\s*:?-{2,}:?\s*", c) for c in cells if c.strip()) and any(cells):
+                continue
+            current.append([_clean_cell(c) for c in cells])
+        elif current:
+            tables.append(Table(page, current))
+            current = []
+    if current:
+        tables.append(Table(page, current))
+    return tables
+
+
+def _cell_role(text: str) -> str | None:
+    key = re.sub(r"[^a-z ]", "", fold(text.replace("\n", " "))).strip()
+    key = re.sub(r"\s+", " ", key)
+    for role, pattern in ROLE_PATTERNS.items():
+        if key and pattern.match(key):
+            return role
+    return None
+
+
+def _is_number_cell(text: str) -> bool:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and all(parse_number(line.strip().lstrip("<>≤≥~")) is not None for line in lines)
+
+
+def _is_header_row(row: list[str]) -> bool:
+    return not any(_is_number_cell(c) for c in row) and sum(1 for c in row if c) >= 1
+
+
+def _unit_from_header(text: str) -> tuple[Unit | None, str | None]:
+    for inner in re.findall(r"\(([^()]*)\)", text):
+        for part in re.split(r"[\s,]+", inner):
+            unit = parse_unit(part)
+            if unit is not None:
+                return unit, part
+        unit = parse_unit(inner)
+        if unit is not None:
+            return unit, inner
+    return None, None
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def table_candidates(table: Table, abs_max_hint: bool = False) -> list[Candidate]:
+    """Candidates of one table: rows with role columns, and numeric cells of the other columns."""
+    rows = [r for r in table.rows if any(c for c in r)]
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    roles: list[str | None] = [None] * width
+    column_labels: list[list[str]] = [[] for _ in range(width)]
+    title = table.title
+    abs_max = abs_max_hint
+    candidates: list[Candidate] = []
+    unit_columns = _unit_like_columns(rows)
+    for row in rows:
+        if _is_header_row(row) and not _looks_like_data_row(row, roles):
+            row_roles = [_cell_role(c) for c in row]
+            if sum(1 for r in row_roles if r) >= 2:
+                roles = [r or (roles[i] if roles[i] in ("parameter", "symbol") else None)
+                         for i, r in enumerate(row_roles)]
+            for i, cell in enumerate(row):
+                if cell:
+                    column_labels[i] = [cell.replace("\n", " ")] + column_labels[i][:2]
+            joined = " ".join(dict.fromkeys(c for c in row if c))
+            if ABS_MAX_TITLE.search(joined):
+                abs_max = True
+            elif SECTION_TITLE.search(joined):
+                abs_max = False
+            if not title:
+                title = joined
+            continue
+        candidates.extend(_row_candidates(table.page, row, roles, column_labels, unit_columns, title, abs_max))
+    return candidates
+
+
+def _unit_like_columns(rows: list[list[str]]) -> set[int]:
+    """Columns that hold mostly unit tokens ("V", "mA", "rpm") even without a "Unit" header."""
+    found: set[int] = set()
+    width = len(rows[0])
+    for i in range(width):
+        cells = [r[i] for r in rows if r[i]]
+        if len(cells) >= 3 and sum(1 for c in cells if parse_unit(c.split("\n")[0]) is not None) >= 0.6 * len(cells):
+            found.add(i)
+    return found
+
+
+def _looks_like_data_row(row: list[str], roles: list[str | None]) -> bool:
+    """A row without plain numbers may still be data ('VSS — VDD V', '>99.98')."""
+    if not any(r in NUMERIC_ROLES or r == "value" for r in roles):
+        return any(read_values(c) for c in row[1:] if c)
+    return any(read_values(row[i]) for i, r in enumerate(roles) if r in NUMERIC_ROLES or r == "value")
+
+
+def _row_candidates(page: int, row: list[str], roles: list[str | None], column_labels: list[list[str]],
+                    unit_columns: set[int], title: str, abs_max: bool) -> list[Candidate]:
+    param_cells = [row[i] for i, r in enumerate(roles) if r == "parameter" and row[i]]
+    symbol_cells = [row[i] for i, r in enumerate(roles) if r == "symbol" and row[i]]
+    cond_cells = [row[i] for i, r in enumerate(roles) if r == "conditions" and row[i]]
+    unit_cells = [row[i] for i, r in enumerate(roles) if (r == "unit" or (r is None and i in unit_columns)) and row[i]]
+    if not param_cells:
+        # No Parameter column: the leading text cells name the row.
+        param_cells = []
+        for i, cell in enumerate(row):
+            if not cell or roles[i] is not None or i in unit_columns:
+                continue
+            if read_values(cell):
+                break
+            param_cells.append(cell)
+        param_cells = param_cells[:2]
+    param_cells = list(dict.fromkeys(param_cells))
+    name_lines = _lines(param_cells[0]) if param_cells else []
+    label = " ".join([name_lines[0]] if name_lines else []) + " " + " ".join(param_cells[1:])
+    sub_conditions = name_lines[1:]
+    conditions = list(dict.fromkeys(cond_cells))
+    row_text = " ".join(dict.fromkeys(c.replace("\n", " ") for c in row if c))
+    unit_lines = _lines(unit_cells[0]) if unit_cells else []
+    symbol = " ".join(dict.fromkeys(s.replace("\n", " ") for s in symbol_cells))
+    candidates: list[Candidate] = []
+
+    role_columns = [i for i, r in enumerate(roles) if r in NUMERIC_ROLES]
+    if role_columns:
+        cells = {roles[i]: row[i] for i in role_columns if row[i]}
+        per_role = {role: _lines(text) for role, text in cells.items()}
+        count = max((len(v) for v in per_role.values()), default=0)
+        for k in range(count):
+            cand = Candidate(page, "table_row", label.strip(), symbol=symbol, abs_max=abs_max, explicit_fields=True)
+            printed: list[str] = []
+            for role, lines in per_role.items():
+                if len(lines) == count or (k == 0 and len(lines) == 1):
+                    line = lines[k] if len(lines) == count else lines[0]
+                elif k < len(lines):
+                    line = lines[k]
+                    cand.aligned = False
+                else:
+                    continue
+                value, unit, unit_text, text = _cell_number(line)
+                if value is None:
+                    continue
+                setattr(cand, role, value)
+                printed.append(text)
+                if unit and not cand.unit:
+                    cand.unit, cand.unit_text = unit, unit_text
+            if not printed:
+                continue
+            _assign_unit(cand, unit_lines, k, count, roles, column_labels)
+            cand.printed = printed
+            cand.value_text = " ".join(printed)
+            cand.context = f"{_sub_context(title, sub_conditions, conditions, k, count)} {_sub_row_text(row, k, count)}"
+            cand.alt_labels = sub_conditions[:3]
+            cand.extra_conditions = " ".join(c.replace("\n", " ") for c in conditions)
+            cand.line_text = row_text
+            candidates.append(cand)
+    value_columns = [i for i, r in enumerate(roles) if r == "value"]
+    matrix_columns = [i for i, r in enumerate(roles) if r is None and i not in unit_columns
+                      and row[i] and not (param_cells and row[i] in param_cells)]
+    for i in value_columns + matrix_columns:
+        lines = _lines(row[i])
+        for k, line in enumerate(lines):
+            for reading in _prefer_after_or(read_values(line), line)[:2]:
+                cand = _from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
+                header = " ".join(column_labels[i][:2])
+                cand.label = label.strip() if i in value_columns else f"{label.strip()} {header}".strip()
+                cand.symbol = symbol
+                cand.abs_max = abs_max
+                cand.context = (f"{_sub_context(title, sub_conditions, conditions, k, len(lines))} {header} "
+                                f"{_sub_row_text(row, k, len(lines))}")
+                cand.alt_labels = sub_conditions[:3]
+                cand.extra_conditions = " ".join(c.replace("\n", " ") for c in conditions)
+                cand.line_text = row_text
+                cand.aligned = len(lines) == 1 or len(sub_conditions) in (0, len(lines))
+                if cand.unit is None:
+                    _assign_unit(cand, unit_lines, k, len(lines), roles, column_labels, column=i)
+                if abs_max and reading.kind == "single":
+                    cand.max, cand.typical = cand.typical, None
+                candidates.append(cand)
+    return candidates
+
+
+def _sub_row_text(row: list[str], k: int, count: int) -> str:
+    """The text of sub-row ``k``: line k of cells split into ``count`` lines, whole single-line cells, and
+    the first line of a name cell that carries its sub-rows' names below it."""
+    parts: list[str] = []
+    for cell in row:
+        lines = _lines(cell)
+        if count <= 1 or len(lines) <= 1:
+            parts.append(cell.replace("\n", " "))
+        elif len(lines) == count:
+            parts.append(lines[k])
+        elif len(lines) == count + 1:
+            parts.extend([lines[0], lines[k + 1]])
+    return " ".join(p for p in parts if p)
+
+
+def _prefer_after_or(readings: list[Reading], text: str) -> list[Reading]:
+    """'±16 or 32 V' (split or single supply): the single-supply figure is the rating to report first."""
+    if len(readings) >= 2 and readings[0].kind == "pm" and re.fullmatch(
+            r"\s*or\s*", text[readings[0].end:readings[1].start]):
+        return readings[1:]
+    return readings
+
+
+def _sub_context(title: str, sub_conditions: list[str], conditions: list[str], k: int, count: int) -> str:
+    parts = [title]
+    if sub_conditions and len(sub_conditions) == count and count > 1:
+        parts.append(sub_conditions[k])
+    else:
+        parts.extend(sub_conditions)
+    for cond in conditions:
+        lines = _lines(cond)
+        parts.append(lines[k] if len(lines) == count and count > 1 else cond.replace("\n", " "))
+    return " ".join(p for p in parts if p)
+
+
+def _cell_number(line: str) -> tuple[float | None, Unit | None, str | None, str]:
+    text = line.strip()
+    if EMPTY_CELL.match(text):
+        return None, None, None, text
+    number = parse_number(text)
+    if number is not None:
+        return number, None, None, text
+    readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le")]
+    if len(readings) == 1 and len(text) <= 16:
+        r = readings[0]
+        value = r.typical if r.typical is not None else r.min if r.min is not None else r.max
+        return value, r.unit, r.unit_text, r.text.lstrip("<>≤≥＜＞ ")
+    return None, None, None, text
+
+
+def _assign_unit(cand: Candidate, unit_lines: list[str], k: int, count: int, roles: list[str | None],
+                 column_labels: list[list[str]], column: int | None = None) -> None:
+    if cand.unit is not None:
+        return
+    if unit_lines:
+        line = unit_lines[k] if len(unit_lines) == count and k < len(unit_lines) else unit_lines[0]
+        unit = parse_unit(line)
+        if unit is not None:
+            cand.unit, cand.unit_text = unit, line
+            return
+    labels = column_labels[column] if column is not None else []
+    for text in labels:
+        unit, unit_text = _unit_from_header(text)
+        if unit is not None:
+            cand.unit, cand.unit_text = unit, unit_text
+            return
+
+
+def _from_reading(page: int, reading: Reading, source: str) -> Candidate:
+    return Candidate(page, source, "", min=reading.min, typical=reading.typical, max=reading.max,
+                     unit=reading.unit, unit_text=reading.unit_text, printed=list(reading.numbers),
+                     value_text=reading.text)
+
+
+# --- Text lines --------------------------------------------------------------------------------------------
+
+_DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
+
+
+def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
+    """One candidate per value expression of each line. The label is the text around the value, bounded by
+    the neighbouring values ("5mA operating current per channel" names its value after it), joined with the
+    previous line when the line is only a continuation (wrapped bullets, rating lists, one cell per line)."""
+    candidates: list[Candidate] = []
+    abs_max_lines = abs_max_lines or set()
+    for idx, line in enumerate(lines):
+        readings = [r for r in read_values(line) if r.has_value]
+        if not readings:
+            continue
+        previous = lines[idx - 1].strip() if idx > 0 else ""
+        nearby = " ".join(lines[max(0, idx - 3):idx])
+        line_cands: list[Candidate] = []
+        for n, reading in enumerate(readings):
+            left = readings[n - 1].end if n > 0 else 0
+            right = readings[n + 1].start if n + 1 < len(readings) else len(line)
+            before = _DOT_LEADER.sub(" ", line[left:reading.start]).strip(" :=-–,;")
+            after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
+            label = f"{before} {after}".strip() if len(after) < 60 else before
+            if len(re.findall(r"[A-Za-z]{3,}", label)) < 2 and previous:
+                label = f"{previous} {label}".strip()
+            cand = _from_reading(page, reading, "line")
+            cand.label = label
+            cand.context = f"{line} {previous}"
+            cand.alt_labels = [f"{nearby} {before}"]
+            cand.line_text = line
+            cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
+                                                        re.search(r"absolute\s+max", before, re.I))
+            cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
+            if reading.kind == "single":
+                lead = fold(before)
+                if re.search(r"\b(max|maximum|up to)\b", lead) or re.match(r"^\W*(max|maximum)\b", fold(after)):
+                    cand.max, cand.typical = cand.typical, None
+                elif re.search(r"\b(min|minimum|at least)\b", lead) or re.match(r"^\W*(min|minimum)\b", fold(after)):
+                    cand.min, cand.typical = cand.typical, None
+                elif cand.abs_max:
+                    cand.max, cand.typical = cand.typical, None
+            line_cands.append(cand)
+        candidates.extend(line_cands)
+        candidates.extend(_nominal_with_range(line_cands))
+    return candidates
+
+
+def _nominal_with_range(cands: list[Candidate]) -> list[Candidate]:
+    """'Target frequency: 25kHz, acceptable range 21kHz to 28kHz': a nominal and a range of the same quantity
+    on one line read as one min / typical / max value."""
+    singles = [c for c in cands if c.typical is not None and c.min is None and c.max is None]
+    ranges = [c for c in cands if c.min is not None and c.max is not None and c.typical is None]
+    merged: list[Candidate] = []
+    if len(singles) == 1 and len(ranges) == 1:
+        single, rng = singles[0], ranges[0]
+        if (single.unit and rng.unit and single.unit == rng.unit and rng.min is not None and rng.max is not None
+                and rng.min <= single.typical <= rng.max):  # type: ignore[operator]
+            merged.append(Candidate(
+                single.page, "line", f"{single.label} {rng.label}", context=single.context, min=rng.min,
+                typical=single.typical, max=rng.max, unit=single.unit, unit_text=single.unit_text,
+                printed=single.printed + rng.printed, value_text=single.value_text, line_text=single.line_text,
+                alt_labels=single.alt_labels, abs_max=single.abs_max, merged=True))
+    return merged
+
+
+def abs_max_line_numbers(lines: list[str]) -> set[int]:
+    """Indices of lines that lie under an "Absolute Maximum Ratings" heading (until the next section title)."""
+    inside = False
+    found: set[int] = set()
+    for idx, line in enumerate(lines):
+        if len(line) < 80 and SECTION_TITLE.search(line):
+            inside = bool(ABS_MAX_TITLE.search(line))
+        if inside:
+            found.add(idx)
+    return found

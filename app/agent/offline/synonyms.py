@@ -1,0 +1,219 @@
+"""Parameter-name vocabulary: how datasheets name, abbreviate and measure the quantities engineers ask for.
+
+An engineer types "Supply voltage"; the table says "Operating Supply Voltage", "Power supply voltage" or just
+"VDD". Each concept below lists the phrasings and the conventional symbols manufacturers use, plus the
+dimension its values must have (a supply *current* row is never the answer to a supply *voltage* question).
+The list is general datasheet convention, meant to grow; nothing in it is specific to one document.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from app.agent.offline.units import Unit, parse_unit
+
+VOLTAGE = "[mass] * [length] ** 2 / [time] ** 3 / [current]"
+CURRENT = "[current]"
+POWER = "[mass] * [length] ** 2 / [time] ** 3"
+RESISTANCE = "[mass] * [length] ** 2 / [time] ** 3 / [current] ** 2"
+FREQUENCY = "1 / [time]"
+TIME = "[time]"
+TEMPERATURE = "temperature"
+
+
+@dataclass(frozen=True)
+class Concept:
+    key: str
+    phrases: tuple[str, ...]
+    symbols: tuple[str, ...] = ()
+    dimensions: tuple[str, ...] = ()
+
+
+CONCEPTS: tuple[Concept, ...] = (
+    Concept("supply_voltage", ("supply voltage", "power supply voltage", "operating supply voltage",
+                               "operating voltage", "supply voltage range", "input supply voltage",
+                               "nominal voltage", "rated voltage"),
+            ("VDD", "VCC", "VS", "VSUP", "VBAT", "V+"), (VOLTAGE,)),
+    Concept("input_voltage", ("input voltage", "input voltage range"), ("VIN", "VI"), (VOLTAGE,)),
+    Concept("supply_current", ("supply current", "quiescent current", "operating current", "current consumption",
+                               "standby current", "no load current", "power supply current"),
+            ("IDD", "ICC", "IQ", "IS", "ISUP"), (CURRENT,)),
+    Concept("operating_temperature", ("operating temperature", "operating temperature range",
+                                      "ambient temperature", "operating free air temperature range",
+                                      "operating junction temperature", "ambient operating temperature"),
+            ("TA", "TOP", "TOPR", "TOPER", "TOPT", "TAMB"), (TEMPERATURE,)),
+    Concept("storage_temperature", ("storage temperature", "storage temperature range"), ("TSTG", "TS"),
+            (TEMPERATURE,)),
+    Concept("junction_temperature", ("junction temperature", "maximum junction temperature"), ("TJ",),
+            (TEMPERATURE,)),
+    Concept("clock_frequency", ("clock frequency", "operating frequency", "frequency", "clock speed"),
+            ("FCLK", "FSCK", "FOSC", "F"), (FREQUENCY,)),
+    Concept("gain_bandwidth", ("gain bandwidth product", "gain bandwidth", "unity gain bandwidth",
+                               "bandwidth unity gain"), ("GBP", "GBW", "GB"), (FREQUENCY,)),
+    Concept("bandwidth", ("bandwidth", "-3 db bandwidth", "frequency response"), ("BW", "F3DB"), (FREQUENCY,)),
+    Concept("slew_rate", ("slew rate",), ("SR",), ("[mass] * [length] ** 2 / [time] ** 4 / [current]",)),
+    Concept("voltage_gain", ("voltage gain", "gain", "large signal voltage gain", "dc voltage gain",
+                             "open loop gain"), ("GV", "AV", "AVD", "AVOL", "AOL"), ("level_db", "gain_v_per_v")),
+    Concept("output_power", ("output power", "power output", "rated power"), ("POUT", "PO"), (POWER,)),
+    Concept("power_dissipation", ("power dissipation", "total power dissipation"), ("PD", "PTOT"), (POWER,)),
+    Concept("input_power", ("input power", "power consumption", "power input"), ("PIN",), (POWER,)),
+    Concept("forward_voltage", ("forward voltage",), ("VF",), (VOLTAGE,)),
+    Concept("forward_current", ("forward current", "dc forward current"), ("IF",), (CURRENT,)),
+    Concept("resistance", ("resistance", "nominal resistance", "total resistance", "end to end resistance"),
+            ("R", "RAB", "RT"), (RESISTANCE,)),
+    Concept("wiper_resistance", ("wiper resistance",), ("RW", "RWB"), (RESISTANCE,)),
+    Concept("temperature_coefficient", ("temperature coefficient", "tempco", "temp co"), ("TC", "TCR"),
+            ("tempco",)),
+    Concept("resolution", ("resolution", "number of taps", "steps"), ("N",), ()),
+    Concept("data_rate", ("data rate", "data transfer rate", "transmission rate", "baud rate", "speed",
+                          "send data at speeds"), (), ("bitrate",)),
+    Concept("output_current", ("output current", "output source current", "output sink current",
+                               "output current source", "output current sink", "source current", "sink current"),
+            ("IO", "IOUT", "ISOURCE", "ISINK"), (CURRENT,)),
+    Concept("rated_current", ("rated current", "nominal current", "current per phase", "phase current"),
+            ("IN", "IR"), (CURRENT,)),
+    Concept("delay_time", ("delay time", "propagation delay", "transmission delay time"), ("TPD", "TPLZ", "TD"),
+            (TIME,)),
+    Concept("pixels", ("number of pixels", "effective pixels", "resolution"), (), ("count_pixels",)),
+)
+
+STOPWORDS = frozenset({
+    "a", "an", "the", "of", "for", "and", "or", "in", "at", "on", "to", "with", "per", "by", "from", "all", "its",
+    "is", "are", "as", "be", "any", "each", "that", "this", "which", "option", "version", "part", "device",
+    "devices", "model", "type", "value", "values"
+})
+
+# Qualifiers that are not conditions but say which reading is wanted.
+ABS_MAX_WORDS = re.compile(r"absolute\s+max(?:imum)?|abs\.?\s*max|max(?:imum)?\s+rating", re.IGNORECASE)
+FIELD_WORDS = {
+    "max": re.compile(r"^\s*(?:max|maximum|upper limit)\s*$", re.IGNORECASE),
+    "min": re.compile(r"^\s*(?:min|minimum|lower limit)\s*$", re.IGNORECASE),
+    "typical": re.compile(r"^\s*(?:typ|typical|nominal)\s*$", re.IGNORECASE),
+}
+
+
+def fold(text: str) -> str:
+    """Compatibility-folded, lower-case text with ligatures split back into letters."""
+    text = unicodedata.normalize("NFKC", text)
+    return text.casefold().replace("\u00b5", "u").replace("\u03bc", "u")
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^0-9a-z+\-]+", fold(text)) if t and t not in ("-", "+")]
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+def looks_like_symbol(text: str) -> bool:
+    """'VDD', 'RAB', 'tPLZ', 'GBP': short, no spaces, an upper-case letter, not a unit or a number."""
+    token = text.strip()
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+_]{0,7}", token):
+        return False
+    if parse_unit(token) is not None or token.lower() in STOPWORDS or sum(c.isdigit() for c in token) >= 3:
+        return False
+    return any(c.isupper() for c in token) and not token.isalpha() or (token.isupper() and len(token) <= 6)
+
+
+@dataclass
+class Query:
+    """What the request asks for, split into the parts the reader scores separately."""
+
+    name: str
+    core: str
+    core_tokens: list[str]
+    symbols: list[str]
+    qualifiers: list[str]
+    conditions: list[str]
+    unit: Unit | None
+    unit_text: str | None
+    concepts: list[Concept] = field(default_factory=list)
+    wants_abs_max: bool = False
+    wants_field: str | None = None
+
+    @property
+    def dimensions(self) -> set[str]:
+        if self.unit is not None:
+            return {self.unit.dimension}
+        return {d for c in self.concepts for d in c.dimensions}
+
+    @property
+    def phrases(self) -> list[str]:
+        seen: list[str] = [self.core]
+        for concept in self.concepts:
+            for phrase in concept.phrases:
+                if phrase not in seen:
+                    seen.append(phrase)
+        return seen
+
+    @property
+    def all_symbols(self) -> list[str]:
+        found = list(self.symbols)
+        for concept in self.concepts:
+            for symbol in concept.symbols:
+                if symbol not in found and len(symbol) > 1:
+                    found.append(symbol)
+        return found
+
+    def search_terms(self) -> list[str]:
+        """Phrases and symbols to search for, most specific first."""
+        terms = [self.core] + [p for p in self.phrases[1:4]] + self.symbols
+        return list(dict.fromkeys(t for t in terms if t))
+
+
+def parse_request(name: str, unit: str | None = None, conditions: list[str] | None = None,
+                  notes: str | None = None) -> Query:
+    """Split 'Supply voltage (absolute maximum)' or 'Resistance (RAB), 10 kΩ option' into core name,
+    symbols and qualifiers, and attach the concepts the core name belongs to."""
+    qualifiers: list[str] = []
+    symbols: list[str] = []
+    core = name
+    for inner in re.findall(r"\(([^)]*)\)", name):
+        for part in re.split(r"[,/;]", inner):
+            part = part.strip()
+            if not part:
+                continue
+            (symbols if looks_like_symbol(part) else qualifiers).append(part)
+    core = re.sub(r"\([^)]*\)", " ", core)
+    if "," in core:
+        head, *rest = core.split(",")
+        core = head
+        qualifiers.extend(r.strip() for r in rest if r.strip())
+    core = re.sub(r"\s+", " ", core).strip(" -:")
+    wants_abs_max = bool(ABS_MAX_WORDS.search(name))
+    wants_field = None
+    kept: list[str] = []
+    for qualifier in qualifiers:
+        if ABS_MAX_WORDS.search(qualifier):
+            continue
+        matched = [f for f, pattern in FIELD_WORDS.items() if pattern.match(qualifier)]
+        if matched:
+            wants_field = matched[0]
+            continue
+        kept.append(qualifier)
+    parsed_unit = parse_unit(unit) if unit else None
+    query = Query(
+        name=name, core=core, core_tokens=content_tokens(core), symbols=symbols, qualifiers=kept,
+        conditions=[c for c in (conditions or []) if c and c.strip()], unit=parsed_unit, unit_text=unit,
+        wants_abs_max=wants_abs_max, wants_field=wants_field,
+    )
+    query.concepts = concepts_for(core, parsed_unit)
+    return query
+
+
+def concepts_for(core: str, unit: Unit | None) -> list[Concept]:
+    """Concepts whose phrasing matches the core name (exactly, or as a full-token containment)."""
+    folded = " ".join(tokens(core))
+    found: list[Concept] = []
+    for concept in CONCEPTS:
+        for phrase in concept.phrases:
+            phrase_folded = " ".join(tokens(phrase))
+            if folded == phrase_folded or (len(folded.split()) >= 2 and f" {phrase_folded} " in f" {folded} "
+                                           and len(phrase_folded.split()) >= 2):
+                if unit is None or not concept.dimensions or unit.dimension in concept.dimensions:
+                    found.append(concept)
+                break
+    return found

@@ -1,0 +1,195 @@
+"""Numbers, ranges and limits as datasheets print them.
+
+A value in a datasheet is rarely a bare number: ``1.7 – 3.6 V``, ``-0.6V to +7.0V``, ``±50 ppm/°C``,
+``>280µs``, ``220ns~380ns``, ``5,25V`` (decimal comma), ``.020`` (no leading zero), ``10,000`` (thousands
+separator). This module turns such text into ``Reading`` objects (min / typical / max plus unit) and keeps the
+character span each came from, so the caller can quote the document verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from app.agent.offline.units import UNIT_TOKEN_RE, Unit, parse_unit
+
+_SIGN = r"[+\-−–]"
+# Thousands groups first ("10,000"), then decimals with point or comma ("5,25"), then leading-dot decimals.
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+(?![\d.,])|\d+(?:[.,]\d+)?|\.\d+)"
+
+
+def _num(name: str) -> str:
+    return rf"(?P<{name}s>{_SIGN})?(?P<{name}>{_NUMBER})"
+
+
+def _unit(name: str) -> str:
+    return rf"(?:\s?(?P<{name}>{UNIT_TOKEN_RE})(?![A-Za-z]))"
+
+
+_RANGE_SEP = r"\s*(?:to|~|～|∼|\.\.\.|…|–|—|−)\s*|(?<=\d)-(?=[+\-]?\d)|(?<=[a-zA-Zµμ°℃Ω])\s?-\s?(?=\d)"
+_PM = r"(?:±|\+\s?/\s?[-–−]|\+-|\+–)"
+_GE = r"(?:≥|>=|＞|>|≧)"
+_LE = r"(?:≤|<=|＜|<|≦)"
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("pm", re.compile(rf"{_PM}\s?{_num('a')}{_unit('ua')}?")),
+    ("range", re.compile(
+        rf"(?<![\w.,/\-–]){_num('a')}{_unit('ua')}?(?:{_RANGE_SEP})"
+        rf"{_num('b')}{_unit('ub')}?")),
+    ("ge", re.compile(rf"{_GE}\s?{_num('a')}{_unit('ua')}?")),
+    ("le", re.compile(rf"{_LE}\s?{_num('a')}{_unit('ua')}?")),
+    ("single", re.compile(rf"(?<![\w.,/\-–]){_num('a')}{_unit('ua')}?")),
+]
+
+_TRAILING_QUALIFIER = re.compile(r"^\s*\(?\s*(typical|typ\.?|nominal|nom\.?|maximum|max\.?|minimum|min\.?)\b",
+                                 re.IGNORECASE)
+_LEADING_QUALIFIER = re.compile(r"\b(typical|typ\.?|nominal|maximum|max\.?|minimum|min\.?|up to|approx\.?)\s*:?\s*$",
+                                re.IGNORECASE)
+EMPTY_CELL = re.compile(r"^[\s\-—–−_/]*$")
+
+
+@dataclass
+class Reading:
+    """One value expression read from text. ``start``/``end`` index the text it was read from."""
+
+    kind: str  # pm | range | ge | le | single
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: Unit | None = None
+    unit_text: str | None = None
+    start: int = 0
+    end: int = 0
+    text: str = ""
+    numbers: list[str] = field(default_factory=list)
+
+    @property
+    def has_value(self) -> bool:
+        return any(v is not None for v in (self.min, self.typical, self.max))
+
+    def signature(self) -> tuple[float | None, float | None, float | None]:
+        """Values in SI, for telling two readings apart regardless of how they were printed."""
+        factor = self.unit.factor if self.unit else 1.0
+        return tuple(None if v is None else round(v * factor, 12) for v in (self.min, self.typical, self.max))
+
+
+def parse_number(text: str) -> float | None:
+    """A single printed number (sign, decimal comma, thousands separator, leading dot) or None."""
+    match = re.fullmatch(rf"\s*({_SIGN})?\s?({_NUMBER})\s*", text)
+    if not match:
+        return None
+    return _to_float(match.group(1), match.group(2))
+
+
+def _to_float(sign: str | None, digits: str) -> float:
+    digits = digits.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", digits) else digits.replace(",", ".")
+    value = float(digits)
+    if sign and sign.strip() in ("-", "−", "–"):
+        value = -value
+    return value
+
+
+def _unit_of(token: str | None) -> Unit | None:
+    return parse_unit(token) if token else None
+
+
+def _span_free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= s or start >= e for s, e in taken)
+
+
+@lru_cache(maxsize=50_000)
+def _read_values_cached(text: str) -> tuple[Reading, ...]:
+    return tuple(_read_values(text))
+
+
+def read_values(text: str) -> list[Reading]:
+    """Every value expression in ``text``, in reading order, the most specific form winning overlaps.
+    (Cached: the same cells and lines are read on every step of a conversation; callers must not mutate.)"""
+    return list(_read_values_cached(text))
+
+
+def _read_values(text: str) -> list[Reading]:
+    taken: list[tuple[int, int]] = []
+    readings: list[Reading] = []
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if not _span_free(taken, start, end):
+                continue
+            reading = _build(kind, match, text)
+            if reading is None:
+                continue
+            taken.append((start, end))
+            readings.append(reading)
+    readings.sort(key=lambda r: r.start)
+    _share_units(readings, text)
+    for reading in readings:
+        _apply_qualifier_words(reading, text)
+    return readings
+
+
+def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
+    groups = match.groupdict()
+    end_char = text[match.end():match.end() + 1]
+    if end_char and (end_char.isalnum() or end_char in "_-") and not re.search(r"[A-Za-zµμΩΩ°℃%]$", match.group(0)):
+        return None  # "3590P-2", "103L": part of an identifier
+    a = _to_float(groups.get("as"), groups["a"])
+    unit_a = _unit_of(groups.get("ua"))
+    start, end = match.span()
+    if kind == "range":
+        b = _to_float(groups.get("bs"), groups["b"])
+        unit_b = _unit_of(groups.get("ub"))
+        unit = unit_b or unit_a
+        if unit_a and unit_b and unit_a.dimension == unit_b.dimension and unit_a.factor != unit_b.factor:
+            # "580ns~1µs": report both ends in the unit of the first.
+            b = float(f"{b * unit_b.factor / unit_a.factor:.12g}")
+            unit = unit_a
+        elif unit_a and unit_b and unit_a.dimension != unit_b.dimension:
+            return None
+        if b < a and not (groups.get("bs") or "").strip():
+            # "3-5" reads as a range only when it ascends; otherwise it is likely a part number or a date.
+            return None
+        unit_text = groups.get("ub") or groups.get("ua")
+        if unit is unit_a and groups.get("ua"):
+            unit_text = groups.get("ua")
+        return Reading("range", min=a, max=b, unit=unit, unit_text=unit_text, start=start, end=end,
+                       text=match.group(0), numbers=[groups["a"], groups["b"]])
+    if kind == "pm":
+        return Reading("pm", min=-abs(a), max=abs(a), unit=unit_a, unit_text=groups.get("ua"), start=start,
+                       end=end, text=match.group(0), numbers=[groups["a"]])
+    if kind == "ge":
+        return Reading("ge", min=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
+                       text=match.group(0), numbers=[groups["a"]])
+    if kind == "le":
+        return Reading("le", max=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
+                       text=match.group(0), numbers=[groups["a"]])
+    # A digit glued to letters on its left ("VDD5", "pin8", "IP40") is an identifier, not a value.
+    if start > 0 and (text[start - 1].isalpha() or text[start - 1] in "_#"):
+        return None
+    return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
+                   text=match.group(0), numbers=[groups["a"]])
+
+
+def _share_units(readings: list[Reading], text: str) -> None:
+    """'+/-16 or 32 V', '3 to 30 V': a unit printed once after the last number applies to the ones before."""
+    for i in range(len(readings) - 2, -1, -1):
+        current, nxt = readings[i], readings[i + 1]
+        if current.unit is None and nxt.unit is not None:
+            between = text[current.end:nxt.start]
+            if re.fullmatch(r"\s*(?:or|and|/|,)?\s*", between):
+                current.unit, current.unit_text = nxt.unit, nxt.unit_text
+
+
+def _apply_qualifier_words(reading: Reading, text: str) -> None:
+    """'2.5 uA typical', 'max. 5 mA', '(1.5V typical)': the word next to a single number names its field."""
+    if reading.kind != "single":
+        return
+    after = _TRAILING_QUALIFIER.match(text[reading.end:reading.end + 14])
+    before = _LEADING_QUALIFIER.search(text[max(0, reading.start - 14):reading.start])
+    word = (after.group(1) if after else before.group(1) if before else "").lower()
+    value = reading.typical
+    if word.startswith("max") or word == "up to":
+        reading.typical, reading.max = None, value
+    elif word.startswith("min"):
+        reading.typical, reading.min = None, value
