@@ -20,6 +20,7 @@ from app.evaluation import arms as arm_registry
 from app.evaluation.archive import Archive
 from app.evaluation.claims import Claim, ClaimSet
 from app.evaluation.grading import grade, permutation_control
+from app.evaluation.markdown import render_markdown
 from app.evaluation.oracle import Oracle, Stated, judge
 from app.evaluation.stats import claim_group_rate, group_by, rate, stability
 from app.review.models import Severity
@@ -211,8 +212,7 @@ def build_report(graded: list[dict[str, Any]], claims: ClaimSet, *, manifest: di
 def score_archive(root: Path, *, claims: ClaimSet | None = None, confidence_floor: float | None = None,
                   oracle: Oracle | None = None, charts: bool = True) -> dict[str, Any]:
     """Grade every archived cell and (re)write report.json, report.md and the charts."""
-    from app.evaluation import charts as chart_module
-    from app.evaluation.markdown import render_markdown
+    from app.evaluation import charts as chart_module  # matplotlib is imported only when charts are drawn
 
     archive = Archive(root)
     manifest = archive.manifest()
