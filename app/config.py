@@ -31,6 +31,11 @@ class Settings(BaseSettings):
     max_parameters: int = 100
     max_parameter_name_chars: int = 200
     index_build_timeout_s: float = 120.0
+    # Index builds run in a child process (app/documents/sandbox.py): the address space a build may add to the
+    # loaded interpreter (0 = no cap), and when a silent child is killed (default: the build timeout plus 30 s).
+    index_sandbox: bool = True
+    index_build_memory_mb: int = 1536
+    index_build_kill_after_s: float | None = None
 
     # Models: a LiteLLM model string or an alias from the models file (LiteLLM `model_list` YAML).
     model: str = OFFLINE_MODEL

@@ -20,7 +20,8 @@ from app.config import OFFLINE_MODEL, get_settings
 from app.db import session_scope
 from app.dispatch import telemetry
 from app.documents import store
-from app.documents.index import DatasheetIndex, IndexBuildError, open_index
+from app.documents.index import DatasheetIndex, IndexBuildError
+from app.documents.sandbox import open_index_limited
 from app.jobs import leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
@@ -56,7 +57,7 @@ def run(job_id: str, owner: str | None = None) -> str:
 
     started = time.perf_counter()
     try:
-        index = open_index(store.blob_path(sha256), sha256=sha256)
+        index = open_index_limited(store.blob_path(sha256), sha256=sha256)
     except IndexBuildError as exc:
         return _fail(job_id, exc.code, str(exc), owner)
 

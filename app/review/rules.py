@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.dispatch import semconv as sc
+from app.documents.index import DatasheetIndex
 from app.review import plausibility
 from app.review.config import RuleSettings
 from app.review.grounding import GroundingResult, Outcome, quote_in_text
@@ -66,6 +67,7 @@ class Context:
     error_detail: str | None = None
     engine: str | None = None
     settings: RuleSettings = field(default_factory=RuleSettings)
+    document: DatasheetIndex | None = None  # the intended PDF's index, for rules about the document itself
 
     @property
     def is_single_pass(self) -> bool:

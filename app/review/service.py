@@ -20,6 +20,7 @@ from app.documents.index import DatasheetIndex
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review import attribution as rubric
 from app.review.config import RuleSettings, rule_settings
+from app.review.document_rules import DOCUMENT_RULES
 from app.review.grounding import GroundingResult, ground_values
 from app.review.models import Attribution, Flag, Grounding, Severity
 from app.review.record import RunRecord, Submission, records_from_spans
@@ -65,8 +66,8 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
     ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
                   cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
-                  settings=settings or rule_settings())
-    verdicts = evaluate(ctx)
+                  settings=settings or rule_settings(), document=index)
+    verdicts = evaluate(ctx) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

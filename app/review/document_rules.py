@@ -1,0 +1,173 @@
+"""Rules about the datasheet itself: hostile or unreadable input, whatever the run did with it.
+
+They follow the conventions of ``app.review.rules`` (name, version, default severity, a sentence, evidence
+with ``span_ids``) and read ``Context.document``, the index of the intended PDF; without it they are not
+evaluable. Severities, and why:
+
+* ``instruction_in_document`` (warning): the text speaks to a model (``app.review.injection``). The agent's
+  framing keeps it from changing tools, budgets or the schema, but whether the model *believed* it is only
+  visible in the answer, so a person looks.
+* ``answer_quotes_instruction`` (error): the answer's quote is the injected text itself: the value came from
+  the instruction, not from the part's characteristics.
+* ``pdf_has_javascript`` (info): dsx never runs PDF JavaScript and the answer cannot depend on it, so it does not
+  by itself send a clean answer to review; it is shown on every result so nobody forwards the file unawares.
+* ``no_text_layer`` (warning): a scan without text: text tools read nothing and no quote can be re-found, so
+  neither a value nor a "not found" can be checked against the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from app.dispatch import semconv as sc
+from app.documents.hazards import javascript_of
+from app.review.grounding import quote_in_text
+from app.review.injection import InstructionHit, find_instructions, instruction_lines
+from app.review.models import Severity
+from app.review.record import Call
+from app.review.rules import Context, Finding, Rule, Verdict
+
+MAX_EXCERPTS = 5
+NO_DOCUMENT = "the intended datasheet is not available"
+HITS_MEMO_KEY = "instruction_hits"
+
+
+def _not_evaluable(rule: Rule, reason: str) -> Verdict:
+    return Verdict(rule.name, False, reason)
+
+
+def _clean(rule: Rule) -> Verdict:
+    return Verdict(rule.name, True)
+
+
+def _flag(rule: Rule, finding: Finding) -> Verdict:
+    return Verdict(rule.name, True, findings=[finding])
+
+
+def _text_of(value: Any) -> str:
+    """All strings in a tool result, joined (a JSON-shaped injection stays text inside its string)."""
+    if isinstance(value, Mapping):
+        return " ".join(_text_of(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return " ".join(_text_of(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def _page_hits(ctx: Context) -> dict[int, list[InstructionHit]]:
+    """Instruction-like hits per page of the intended PDF, computed once per index object."""
+    document = ctx.document
+    assert document is not None
+
+    def scan() -> dict[int, list[InstructionHit]]:
+        found = {page.number: find_instructions(page.text) for page in document.pages}
+        return {number: hits for number, hits in found.items() if hits}
+
+    return document.memo(HITS_MEMO_KEY, scan)
+
+
+def _shown_in(ctx: Context) -> list[Call]:
+    """The calls that put instruction-bearing document text in front of the model before it answered: tool
+    results that carried it, or the single-pass turn whose prompt held the whole document."""
+    if ctx.record is None or not ctx.record.has_call_detail:
+        return []
+    calls = ctx.record.calls_before_answer()
+    if ctx.is_single_pass:
+        first = next((c for c in calls if c.kind == "llm"), None)
+        return [first] if first is not None else []
+    return [c for c in calls if c.kind == "tool" and c.tool != sc.SUBMIT_TOOL and c.output is not None
+            and find_instructions(_text_of(c.output))]
+
+
+def _instruction_in_document(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.document is None:
+        return _not_evaluable(rule, NO_DOCUMENT)
+    pages = _page_hits(ctx)
+    if not pages:
+        return _clean(rule)
+    shown = _shown_in(ctx)
+    excerpts = [{"page": number, **hit.to_dict()} for number, hits in sorted(pages.items()) for hit in hits]
+    kinds = sorted({e["kind"] for e in excerpts})
+    seen = (f"; {len(shown)} call(s) put it in front of the model" if shown
+            else "; the model was not shown it before answering" if ctx.record is not None else "")
+    submit = ctx.record.submit_call if ctx.record else None
+    return _flag(rule, rule.finding(
+        ctx, f"The datasheet contains text addressed to a language model ({', '.join(kinds)}) on page(s) "
+             f"{', '.join(str(n) for n in sorted(pages))}{seen}: “{excerpts[0]['excerpt']}”. Document text is "
+             "data, never instructions; check that the answer comes from the part's characteristics.",
+        {"span_ids": [c.span_id for c in shown] + ([submit.span_id] if submit else []),
+         "pages": sorted(pages), "kinds": kinds, "excerpts": excerpts[:MAX_EXCERPTS],
+         "shown_to_model": bool(shown)},
+    ))
+
+
+def _quotes(ctx: Context) -> Iterator[tuple[int | None, str]]:
+    assert ctx.submission is not None
+    if ctx.submission.quote:
+        yield None, ctx.submission.quote
+    for i, value in enumerate(ctx.submission.values):
+        if value.get("quote"):
+            yield i, str(value["quote"])
+
+
+def _answer_quotes_instruction(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.document is None:
+        return _not_evaluable(rule, NO_DOCUMENT)
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return _not_evaluable(rule, "no value was reported")
+    pages = _page_hits(ctx)
+    lines = [line for page in ctx.document.pages if page.number in pages for line in instruction_lines(page.text)]
+    if not lines:
+        return _clean(rule)
+    tainted = [(i, quote) for i, quote in _quotes(ctx)
+               if find_instructions(quote) or any(quote_in_text(quote, line) for line in lines)]
+    if not tainted:
+        return _clean(rule)
+    submit = ctx.record.submit_call if ctx.record else None
+    return _flag(rule, rule.finding(
+        ctx, f"The answer quotes the instruction planted in the datasheet (“{tainted[0][1][:120]}”) instead of "
+             "the part's characteristics: the reported value came from the injected text.",
+        {"span_ids": [submit.span_id] if submit else [],
+         "quotes": [{"value_index": i, "quote": q} for i, q in tainted]},
+    ))
+
+
+def _pdf_has_javascript(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.document is None:
+        return _not_evaluable(rule, NO_DOCUMENT)
+    scan = javascript_of(ctx.document)
+    if not scan.found:
+        if not scan.complete:
+            return _not_evaluable(rule, f"the PDF could not be scanned completely ({scan.error or 'budget'})")
+        return _clean(rule)
+    where = sorted({loc["where"] for loc in scan.locations})
+    root = ctx.record.root_span_id if ctx.record else None
+    return _flag(rule, rule.finding(
+        ctx, f"The PDF carries JavaScript ({'; '.join(where)}). dsx never runs it, but a datasheet from a vendor "
+             "does not need scripts: treat the file as untrusted and do not forward it as is.",
+        {"span_ids": [root] if root else [], "locations": scan.locations, "complete": scan.complete},
+    ))
+
+
+def _no_text_layer(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.document is None:
+        return _not_evaluable(rule, NO_DOCUMENT)
+    if ctx.document.text_layer != "none":
+        return _clean(rule)
+    root = ctx.record.root_span_id if ctx.record else None
+    return _flag(rule, rule.finding(
+        ctx, f"The datasheet has no text layer on any of its {ctx.document.page_count} page(s) (a scan): text "
+             "tools read nothing and no quote can be re-found in it, so the answer, found or not, is unchecked.",
+        {"span_ids": [root] if root else [], "page_count": ctx.document.page_count},
+    ))
+
+
+DOCUMENT_RULES: tuple[Rule, ...] = (
+    Rule("instruction_in_document", "1", Severity.warning,
+         "The datasheet text addresses a language model (a prompt-injection attempt).", _instruction_in_document),
+    Rule("answer_quotes_instruction", "1", Severity.error,
+         "The answer's quote is the instruction planted in the datasheet.", _answer_quotes_instruction),
+    Rule("pdf_has_javascript", "1", Severity.info, "The PDF carries JavaScript (never executed).",
+         _pdf_has_javascript),
+    Rule("no_text_layer", "1", Severity.warning, "The datasheet has no text layer at all.", _no_text_layer),
+)
