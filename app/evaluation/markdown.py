@@ -103,7 +103,8 @@ def render_markdown(report: dict[str, Any], charts: list[Path]) -> str:
     detector_rows = []
     for entry in summary["detectors"].values():
         if "recall" in entry:
-            measure = f"recall of {', '.join(entry['expected_rules'])}: {_bounded(entry['recall'], 'lower')}"
+            measure = (f"recall of {', '.join(entry['expected_rules'])}: {_bounded(entry['recall'], 'lower')}; "
+                       f"wrong answers flagged {entry['wrong_answers_flagged']}/{entry['wrong_answers']}")
         else:
             measure = f"false positives: {_bounded(entry['false_positive'], 'upper')}"
         fired = ", ".join(f"{rule} ({r['cells_flagged']})" for rule, r in entry["rules"].items()) or "none"

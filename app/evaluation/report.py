@@ -156,6 +156,11 @@ def _detectors(cells: list[dict[str, Any]]) -> dict[str, Any]:
             entry["recall"] = claim_group_rate(answered, lambda c, w=wanted: bool(_review_rules(c) & w), all).to_dict()
             silent = [c for c in answered if c["grade"]["fidelity"] and not (_review_rules(c) & wanted)]
             entry["silent_fidelity_passes"] = len(silent)
+            # Which answers were actually wrong, and whether the expected rules caught those in particular.
+            wrong = [c for c in answered if not c["grade"]["exact"]]
+            entry["wrong_answers"] = len(wrong)
+            entry["wrong_answers_flagged"] = sum(bool(_review_rules(c) & wanted) for c in wrong)
+            entry["quoted_answers"] = sum(bool((c.get("extraction") or {}).get("quote")) for c in answered)
         else:
             entry["false_positive"] = entry["any_flag"]
         result[f"{arm_name} | {engine}"] = {"arm": arm_name, "engine": engine, **entry}

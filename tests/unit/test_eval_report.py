@@ -114,6 +114,8 @@ def test_detectors_are_bounded_per_claim_group(archive: Archive) -> None:
     assert (fault["recall"]["k"], fault["recall"]["n"]) == (2, 2)
     assert fault["recall"]["lower"] == pytest.approx(lower_bound(2, 2))
     assert fault["silent_fidelity_passes"] == 0
+    # amp-iq was answered in the wrong unit and flagged; amp-vcc was right.
+    assert (fault["wrong_answers"], fault["wrong_answers_flagged"], fault["quoted_answers"]) == (1, 1, 2)
 
 
 def test_rescoring_reproduces_the_report_and_follows_grading_changes(archive: Archive, tmp_path: Path) -> None:
