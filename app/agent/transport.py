@@ -99,8 +99,10 @@ def capabilities(model: ModelConfig) -> Capabilities:
         ),
         tool_choice=bool(pick("tool_choice", ("supports_tool_choice",), ("supports_tool_choice",),
                               tool_choice_default)),
-        max_output_tokens=int(min(
-            pick("max_output_tokens", ("max_output_tokens",), ("max_output_tokens",), settings.llm_max_output_tokens),
+        # The per-call output cap: the model's own limit bounded by Settings, unless the models file sets
+        # one for this deployment (a reasoning model may need more room than the default).
+        max_output_tokens=int(configured["max_output_tokens"]) if configured.get("max_output_tokens") else int(min(
+            pick("max_output_tokens", (), ("max_output_tokens",), settings.llm_max_output_tokens),
             settings.llm_max_output_tokens,
         )),
         sources=sources,

@@ -3,15 +3,29 @@ figures from the models file, LiteLLM's model map or conservative defaults."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
 
 from app.agent.engines import route
 from app.agent.registry import ModelConfig
 from app.agent.transport import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_PDF_PAGES, capabilities
-from app.config import OFFLINE_MODEL
+from app.config import OFFLINE_MODEL, reset_settings
 from tests.unit.test_agent_loop import make_index
 
 OFFLINE = ModelConfig(alias=OFFLINE_MODEL, litellm_params={"model": OFFLINE_MODEL})
+
+
+@pytest.fixture(autouse=True)
+def _settings(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # noqa: ANN001
+    """Default settings in a temporary data dir (capabilities read the output cap from Settings)."""
+    for key in [k for k in os.environ if k.startswith("DSX_") and k != "DSX_SHARED_DIR"]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("DSX_DATA_DIR", str(tmp_path))
+    reset_settings()
+    yield
+    reset_settings()
 
 
 def vllm(**model_info: object) -> ModelConfig:
@@ -83,3 +97,11 @@ def test_reasoning_expectation_comes_from_configuration() -> None:
     assert capabilities(vllm(reasoning=True)).reasoning_expected is True
     assert capabilities(vllm()).reasoning_expected is False
     assert capabilities(OFFLINE).reasoning_expected is False
+
+
+def test_the_output_cap_is_bounded_by_settings_unless_the_models_file_sets_one() -> None:
+    from app.config import get_settings
+
+    default = get_settings().llm_max_output_tokens
+    assert capabilities(ModelConfig(alias="gpt", litellm_params={"model": "gpt-4o"})).max_output_tokens == default
+    assert capabilities(vllm(max_output_tokens=32_000)).max_output_tokens == 32_000
