@@ -11,6 +11,7 @@ index object (``app.documents.tables``).
 
 from __future__ import annotations
 
+import pickle
 import threading
 from array import array
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ class TocEntry:
 
 
 _PACKED = ("words", "lines")
+_LAZY = ("text", "table_regions", "words", "lines")
+_EAGER = ("number", "width", "height", "image_count")
 
 
 @dataclass
@@ -98,33 +101,37 @@ class PageInfo:
     def has_text(self) -> bool:
         return len(self.text.strip()) >= 20
 
-    # -- compact pickling: flat arrays instead of thousands of small objects ------------------------------------
+    # -- compact, lazy pickling --------------------------------------------------------------------------------
+    # On disk a page is its number and size plus one opaque blob (text, table regions, words and lines packed into
+    # flat arrays). Nothing inside the blob is decoded until a tool touches the page, so opening the index of a
+    # long document costs about the same as opening a short one.
     def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in _PACKED and k != "_packed"}
-        packed = self.__dict__.get("_packed")
-        if packed is None:
-            packed = {"words": _pack_words(self.__dict__.get("words", [])),
-                      "lines": _pack_lines(self.__dict__.get("lines", []))}
-        else:  # not unpacked yet: keep whatever is still packed, pack what was unpacked
-            packed = dict(packed)
-            if "words" in self.__dict__:
-                packed["words"] = _pack_words(self.__dict__["words"])
-            if "lines" in self.__dict__:
-                packed["lines"] = _pack_lines(self.__dict__["lines"])
-        state["_packed"] = packed
+        state = {k: self.__dict__[k] for k in _EAGER if k in self.__dict__}
+        blob = self.__dict__.get("_blob")
+        if blob is not None and not any(k in self.__dict__ for k in _LAZY):
+            state["_blob"] = blob  # never decoded: pass it through untouched
+            return state
+        packed = dict(self.__dict__.get("_packed") or {})
+        for name, pack in (("words", _pack_words), ("lines", _pack_lines)):
+            if name in self.__dict__ or name not in packed:
+                packed[name] = pack(getattr(self, name))
+        state["_blob"] = pickle.dumps((self.text, self.table_regions, packed), protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails, i.e. for packed fields not yet materialised.
-        if name in _PACKED:
-            packed = self.__dict__.get("_packed")
-            if packed is not None and name in packed:
-                value = _unpack_words(packed[name]) if name == "words" else _unpack_lines(packed[name])
-                self.__dict__[name] = value
-                return value
+        # Only called when normal lookup fails, i.e. for fields still inside the blob or packed.
+        d = self.__dict__
+        if name in _LAZY and "_blob" in d:
+            if "text" not in d:
+                text, regions, packed = pickle.loads(d["_blob"])
+                d["text"], d["table_regions"], d["_packed"] = text, regions, packed
+            if name in _PACKED and name not in d:
+                raw = d["_packed"][name]
+                d[name] = _unpack_words(raw) if name == "words" else _unpack_lines(raw)
+            return d[name]
         raise AttributeError(name)
 
 

@@ -7,6 +7,7 @@ when a table is actually requested (``app.documents.tables``).
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from app.documents.index import Line, Word
 from app.documents.text import has_digit, is_decoration, is_value
 
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 BOLD_FLAG = 16
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 
@@ -71,7 +73,7 @@ def lines_from_dict(page_dict: dict) -> list[Line]:
                     size = lead_size
                     bold = bool(lead.get("flags", 0) & BOLD_FLAG) or any(
                         w in lead.get("font", "").lower() for w in _BOLD_NAMES)
-            x0, y0, x1, y1 = line["bbox"]
+            x0, y0, x1, y1 = (round(v, 2) for v in line["bbox"])  # as stored on disk: a cached index reads equal
             out.append(Line(x0, y0, x1, y1, text, size=size, bold=bold, block=b_idx, line=l_idx))
     return out
 
@@ -242,7 +244,9 @@ def _table_like(rows: list[list[Cell]]) -> bool:
         return False
     with_digits = sum(1 for r in rows if any(has_digit(c.text) for c in r))
     wide = sum(1 for r in rows if len(r) >= 3)
-    return with_digits >= 0.3 * len(rows) or wide >= 0.5 * len(rows)
+    # Plot axes align numbers in rows too; table rows name what they hold.
+    worded = sum(1 for r in rows if any(_WORD_RE.search(c.text) for c in r))
+    return worded >= 0.5 * len(rows) and (with_digits >= 0.3 * len(rows) or wide >= 0.5 * len(rows))
 
 
 def _is_paragraph(row: list[Cell], page_width: float) -> bool:
@@ -276,8 +280,6 @@ def mark_furniture(pages_lines: list[list[Line]], page_heights: list[float]) -> 
     n = len(pages_lines)
     if n < 2:
         return
-    import re
-
     digits = re.compile(r"\d+")
     seen: dict[tuple[str, int], set[int]] = {}
     for p, lines in enumerate(pages_lines):

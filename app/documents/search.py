@@ -215,12 +215,19 @@ def run_query(index: DatasheetIndex, queries: list[str], max_hits: int, page: in
     if not candidates.size:
         return [], 0
     # Phrase bonus on the strongest candidates only: query words adjacent and in order on the line.
-    pool = candidates[np.argsort(-total[candidates], kind="stable")[: max(60, 6 * max_hits)]]
+    size = min(candidates.size, max(30, 3 * max_hits))
+    top = candidates[np.argpartition(-total[candidates], size - 1)[:size]] if candidates.size > size else candidates
+    pool = top[np.argsort(-total[top], kind="stable")]
+    line_cache: dict[int, list[str]] = index.memo("line_tokens", dict)
     rescored: list[tuple[float, int]] = []
     for doc in pool:
-        p, li = int(search.doc_page[doc]), int(search.doc_line[doc])
-        ln = index.pages[p - 1].lines[li]
-        line_toks = tokens(ln.text)
+        doc = int(doc)
+        line_toks = line_cache.get(doc)
+        if line_toks is None:
+            p, li = int(search.doc_page[doc]), int(search.doc_line[doc])
+            line_toks = tokens(index.pages[p - 1].lines[li].text)
+            if len(line_cache) < 200_000:
+                line_cache[doc] = line_toks
         bonus = 0.0
         for _q, qterms, scores in per_query:
             if scores[doc] > 0 and len(qterms) > 1:

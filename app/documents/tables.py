@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 MIN_RULE_H = 8.0  # shorter horizontal strokes are glyph decorations (overlines, underlined symbols)
 MIN_RULE_V = 4.0
 MAX_DRAWINGS = 30000  # beyond this the page is a drawing; rules would be noise and slow to read
+# find_tables costs 0.3-7 s a page and grows with content: only small pages may fall back to it.
+FALLBACK_MAX_LINES = 120
+FALLBACK_MAX_DRAWINGS = 1500
 
 
 @dataclass
@@ -97,7 +100,8 @@ def _extract(index: DatasheetIndex, page_number: int) -> list[Table]:
         table = _build_table(page, bbox, strokes.rules if ruled else [], ruled)
         if table is not None:
             tables.append(table)
-    if not tables and page.table_regions and strokes.ok:
+    if not tables and page.table_regions and strokes.ok and strokes.drawings <= FALLBACK_MAX_DRAWINGS \
+            and len(page.lines) <= FALLBACK_MAX_LINES:
         tables = _find_tables_fallback(index, page_number)
     tables.sort(key=lambda t: (t.bbox[1], t.bbox[0]))
     return tables
@@ -110,6 +114,7 @@ class _Strokes:
     rules: list[Rule]
     curves: list[tuple[float, float]]
     ok: bool  # False when the drawings could not be read (or were too many to be a table's)
+    drawings: int = 0
 
     def curves_in(self, bbox: list[float]) -> int:
         """Curves inside ``bbox`` away from its left/right edges (rounded table corners sit on the edges)."""
@@ -156,7 +161,7 @@ def _read_rules(index: DatasheetIndex, page_number: int) -> _Strokes:
                     _add_rule(raw, x0, y1, x1, y1)
                     _add_rule(raw, x0, y0, x0, y1)
                     _add_rule(raw, x1, y0, x1, y1)
-    return _Strokes(_merge_rules(raw), curves, True)
+    return _Strokes(_merge_rules(raw), curves, True, len(drawings))
 
 
 def _add_rule(rules: list[Rule], x0: float, y0: float, x1: float, y1: float) -> None:
@@ -201,7 +206,7 @@ def _regions(page: PageInfo, strokes: _Strokes) -> list[tuple[list[float], bool]
             continue
         found.append((bbox, True))
     for region in page.table_regions:
-        if any(_overlap(region, b) > 0.3 * _area(region) for b, _ in found) or strokes.curves_in(region) > 4:
+        if any(_overlap(region, b) > 0.3 * _area(region) for b, _ in found):
             continue
         found.append((list(region), False))
     # A text region that merely extends a grid (a header above the first rule) is absorbed into it.
