@@ -157,20 +157,7 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
     # A new trace per (parameter, role), whatever span the caller is in: detectors load runs by trace id.
     with tracer.start_as_current_span(semconv.SPAN_INVOKE_AGENT, context=otel_context.Context(),
                                       attributes=root_attributes) as root:
-        with tracer.start_as_current_span(semconv.SPAN_ROUTE, attributes=identity) as route_span:
-            decision = route(index, model, engine, caps)
-            route_span.set_attributes({
-                semconv.DSX_ROUTE_ENGINE: decision.engine,
-                semconv.DSX_ROUTE_REASON: decision.reason,
-                semconv.DSX_ROUTE_DOCUMENT_MODE: decision.document_mode or "",
-            })
-            telemetry.set_payload(route_span, input={
-                "requested": engine, "page_count": index.page_count, "text_layer": index.text_layer,
-                "estimated_tokens": decision.estimated_tokens,
-                "capabilities": {"context_window": caps.context_window, "max_pdf_pages": caps.max_pdf_pages,
-                                 "pdf_input": caps.pdf_input, "vision": caps.vision, "sources": caps.sources},
-            }, output={"engine": decision.engine, "reason": decision.reason,
-                       "document_mode": decision.document_mode})
+        decision = _traced_route(tracer, index, model, engine, caps, identity)
         identity[semconv.DSX_ENGINE] = decision.engine
         run_phases = single_pass(phases) if decision.engine == SINGLE_PASS else phases
         offered = [spec for phase in run_phases for spec in phase.offered]
@@ -188,29 +175,7 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
 
         extraction = result.submissions.get(run_phases[0].name)
         extraction = extraction if isinstance(extraction, SubmittedExtraction) else None
-        root.set_attributes({
-            semconv.DSX_OUTCOME: result.outcome,
-            semconv.DSX_TURNS: result.turns,
-            semconv.GEN_AI_INPUT_TOKENS: result.input_tokens,
-            semconv.GEN_AI_OUTPUT_TOKENS: result.output_tokens,
-            semconv.DSX_LLM_COST_USD: result.cost_usd,
-            semconv.DSX_LLM_REQUEST_CHARS: result.request_chars,
-        })
-        if result.error_code:
-            root.set_attribute(semconv.DSX_ERROR_DETAIL, result.error_detail or "")
-            root.set_status(Status(StatusCode.ERROR, result.error_code))
-        telemetry.set_payload(root, input={
-            "parameter_request": prompts.project_request(request),
-            "requested_engine": engine,
-            "phases": [{"name": p.name, "tools": [t.name for t in p.tools], "submit": p.submit.name}
-                       for p in run_phases],
-            "tool_schemas": [spec.openai_tool() for spec in offered],
-        }, output={
-            "outcome": result.outcome,
-            "submissions": {name: submission_dict(s) for name, s in result.submissions.items()},
-            "error": {"code": result.error_code, "detail": result.error_detail, "phase": result.error_phase}
-            if result.error_code else None,
-        })
+        _record_outcome(root, result, request, engine, run_phases, offered)
         span_context = root.get_span_context()
 
     return EngineOutcome(
@@ -238,6 +203,53 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
             "submissions": {name: submission_dict(s) for name, s in result.submissions.items()},
         },
     )
+
+
+def _traced_route(tracer: Any, index: DatasheetIndex, model: ModelConfig, engine: str, caps: Capabilities,
+                  identity: dict[str, Any]) -> RouteDecision:
+    """``route()`` inside its ``route_engine`` span, with the figures the decision was made from."""
+    with tracer.start_as_current_span(semconv.SPAN_ROUTE, attributes=identity) as span:
+        decision = route(index, model, engine, caps)
+        span.set_attributes({
+            semconv.DSX_ROUTE_ENGINE: decision.engine,
+            semconv.DSX_ROUTE_REASON: decision.reason,
+            semconv.DSX_ROUTE_DOCUMENT_MODE: decision.document_mode or "",
+        })
+        telemetry.set_payload(span, input={
+            "requested": engine, "page_count": index.page_count, "text_layer": index.text_layer,
+            "estimated_tokens": decision.estimated_tokens,
+            "capabilities": {"context_window": caps.context_window, "max_pdf_pages": caps.max_pdf_pages,
+                             "pdf_input": caps.pdf_input, "vision": caps.vision, "sources": caps.sources},
+        }, output={"engine": decision.engine, "reason": decision.reason, "document_mode": decision.document_mode})
+    return decision
+
+
+def _record_outcome(root: Any, result: LoopResult, request: ParameterRequest, engine: str, phases: list[Phase],
+                    offered: list[Any]) -> None:
+    """The run's outcome on its ``invoke_agent`` span: totals as attributes, the request projection, the
+    offered tool schemas and every phase's submission in the payload."""
+    root.set_attributes({
+        semconv.DSX_OUTCOME: result.outcome,
+        semconv.DSX_TURNS: result.turns,
+        semconv.GEN_AI_INPUT_TOKENS: result.input_tokens,
+        semconv.GEN_AI_OUTPUT_TOKENS: result.output_tokens,
+        semconv.DSX_LLM_COST_USD: result.cost_usd,
+        semconv.DSX_LLM_REQUEST_CHARS: result.request_chars,
+    })
+    if result.error_code:
+        root.set_attribute(semconv.DSX_ERROR_DETAIL, result.error_detail or "")
+        root.set_status(Status(StatusCode.ERROR, result.error_code))
+    telemetry.set_payload(root, input={
+        "parameter_request": prompts.project_request(request),
+        "requested_engine": engine,
+        "phases": [{"name": p.name, "tools": [t.name for t in p.tools], "submit": p.submit.name} for p in phases],
+        "tool_schemas": [spec.openai_tool() for spec in offered],
+    }, output={
+        "outcome": result.outcome,
+        "submissions": {name: submission_dict(s) for name, s in result.submissions.items()},
+        "error": {"code": result.error_code, "detail": result.error_detail, "phase": result.error_phase}
+        if result.error_code else None,
+    })
 
 
 def _run(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, caps: Capabilities,
