@@ -33,8 +33,7 @@ class Grade:
     exact: bool
     needles: dict[str, bool] = field(default_factory=dict)
     matched_value: int | None = None
-    fields: dict[str, str] = field(default_factory=dict)  # field -> match | mismatch | missing | unit_mismatch
-    unit_assumed: bool = False
+    fields: dict[str, str] = field(default_factory=dict)  # see _compare_fields
     conditions: float | None = None
     page_match: bool | None = None
     below_confidence_floor: bool = False
@@ -100,40 +99,46 @@ def plus_minus_magnitude(claim: Claim) -> float | None:
     return None
 
 
-def _compare_fields(claim: Claim, value: dict[str, Any], expected: dict[str, float]) -> tuple[dict[str, str], bool]:
+def _compare_fields(claim: Claim, value: dict[str, Any], expected: dict[str, float]) -> dict[str, str]:
+    """Per stated field: match | mismatch | missing | unit_missing | unit_mismatch.
+
+    A value without a unit does not pass a claim that has one: the number alone does not say what was read.
+    """
     verdicts: dict[str, str] = {}
-    assumed = not value.get("unit") and bool(claim.unit)
     for name, wanted in expected.items():
         got = value.get(name)
         if got is None:
             verdicts[name] = "missing"
+            continue
+        if claim.unit and not ascii_unit(value.get("unit")):
+            verdicts[name] = "unit_missing"
             continue
         converted = convert(float(got), value.get("unit"), claim.unit)
         if converted is None:
             verdicts[name] = "unit_mismatch"
         else:
             verdicts[name] = "match" if same_number(converted, wanted) else "mismatch"
-    return verdicts, assumed
+    return verdicts
 
 
-def check_exact(claim: Claim, values: list[dict[str, Any]]) -> tuple[bool, int | None, dict[str, str], bool]:
-    """(passed, index of the matching value, per-field verdicts of the best value, unit assumed)."""
+def check_exact(claim: Claim, values: list[dict[str, Any]]) -> tuple[bool, int | None, dict[str, str]]:
+    """(passed, index of the matching value (or the closest one), per-field verdicts of that value)."""
     expected = claim.stated_fields
     alternatives = [expected]
     magnitude = plus_minus_magnitude(claim)
     if magnitude is not None:
         # A limit printed "±X" reads equally as min -X / max X, or as the magnitude limit max X alone.
         alternatives += [{"min": -magnitude, "max": magnitude}, {"max": magnitude}]
-    best: tuple[int, int | None, dict[str, str], bool] = (-1, None, {f: "missing" for f in expected}, False)
+    best: tuple[int, int | None, dict[str, str]] = (-1, None, {f: "missing" for f in expected})
     for index, value in enumerate(values):
         for wanted in alternatives:
-            verdicts, assumed = _compare_fields(claim, value, wanted)
+            verdicts = _compare_fields(claim, value, wanted)
             matches = sum(v == "match" for v in verdicts.values())
             if matches == len(wanted):
-                return True, index, verdicts, assumed
+                return True, index, verdicts
             if matches > best[0]:
-                best = (matches, index, verdicts, assumed)
-    return False, best[1], best[2], best[3]
+                best = (matches, index, verdicts)
+    return False, best[1], best[2]
 
 
 def _normal_condition(text: str) -> str:
@@ -162,7 +167,7 @@ def grade(claim: Claim, extraction: dict[str, Any] | None, confidence_floor: flo
         return Grade(found=True, fidelity=False, exact=False, below_confidence_floor=True)
     values = list(extraction.get("values") or [])
     needles = check_needles(claim, values)
-    exact, matched, fields, assumed = check_exact(claim, values)
+    exact, matched, fields = check_exact(claim, values)
     page = extraction.get("source_page")
     return Grade(
         found=True,
@@ -171,7 +176,6 @@ def grade(claim: Claim, extraction: dict[str, Any] | None, confidence_floor: flo
         needles=needles,
         matched_value=matched,
         fields=fields,
-        unit_assumed=assumed,
         conditions=check_conditions(claim, values, matched if exact else None),
         page_match=None if claim.page is None or page is None else int(page) == claim.page,
     )

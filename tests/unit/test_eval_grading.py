@@ -32,6 +32,8 @@ def test_exact_compares_numbers_after_unit_normalisation() -> None:
     assert not wrong_unit.exact and wrong_unit.fields == {"typical": "mismatch", "max": "mismatch"}
     wrong_dimension = grade(gold, answer({"typical": 2.5, "max": 5, "unit": "V"}))
     assert not wrong_dimension.exact and set(wrong_dimension.fields.values()) == {"unit_mismatch"}
+    no_unit = grade(gold, answer({"typical": 2.5, "max": 5}))
+    assert not no_unit.exact and set(no_unit.fields.values()) == {"unit_missing"}
 
 
 def test_every_stated_field_must_match_and_extra_fields_are_not_penalised() -> None:
