@@ -23,8 +23,9 @@ from app.agent.offline.reader import (
     item_score,
     label_score,
 )
-from app.agent.offline.rows import parse_markdown_tables
+from app.agent.offline.rows import ABS_MAX_TITLE, parse_markdown_tables
 from app.agent.offline.synonyms import Query, content_tokens, parse_request
+from app.agent.offline.values import read_values
 
 SUBMIT = "submit_extraction"
 PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
@@ -69,8 +70,10 @@ def gather(conv: Conversation) -> Evidence:
         if exchange.name == "get_section_text":
             start = result.get("start_page") or exchange.arguments.get("start_page")
             for page, lines in split_pages(str(result.get("text", "")), start).items():
-                known = evidence.page_lines.setdefault(page, [])
-                known.extend(line for line in lines if line not in known)
+                # A page read twice (a continuation cursor) keeps its first reading; lines repeat legitimately
+                # within a page ("4", "mA"), so they are never de-duplicated.
+                if page not in evidence.page_lines:
+                    evidence.page_lines[page] = lines
         elif exchange.name == "extract_table_markdown":
             page = int(result.get("page") or exchange.arguments.get("page") or 0)
             for table in result.get("tables", []) or []:
@@ -114,6 +117,12 @@ def rank_pages(query: Query, conv: Conversation) -> list[int]:
             text = f"{hit.get('text', '')} {hit.get('snippet', '')}"
             probe = Candidate(page, "line", text)
             value = label_score(query, probe, text)
+            if hit.get("in_table"):
+                value += 0.1  # characteristic tables are where values live with their conditions
+            if _has_value_of(query, text):
+                value += 0.1
+            if query.wants_abs_max and ABS_MAX_TITLE.search(f"{text} {hit.get('section', '')}"):
+                value += 0.3
             items = query.conditions + query.qualifiers
             if items:
                 value += 0.2 * sum(item_score(i, compact(text), content_tokens(text)) for i in items) / len(items)
@@ -126,6 +135,11 @@ def rank_pages(query: Query, conv: Conversation) -> list[int]:
         if page not in ranked and (page_count == 0 or page <= page_count) and len(ranked) < PAGES_TO_READ:
             ranked.append(page)
     return ranked
+
+
+def _has_value_of(query: Query, text: str) -> bool:
+    dims = query.dimensions
+    return any(r.unit is not None and (not dims or r.unit.dimension in dims) for r in read_values(text))
 
 
 def _attempted(conv: Conversation, name: str) -> set[int]:
@@ -188,8 +202,8 @@ def _next_read(query: Query, conv: Conversation, decision: Decision) -> Step | N
 
 def _read_page(conv: Conversation, page: int, tables_done: set[int], text_done: set[int],
                table_pages: set[int]) -> Step | None:
-    if (conv.offers("extract_table_markdown") and page not in tables_done
-            and (not table_pages or page in table_pages)):
+    # table_pages is a quick detector's view and misses tables; a page worth reading is worth its tables.
+    if conv.offers("extract_table_markdown") and page not in tables_done:
         return Step("extract_table_markdown", {"page": page})
     if conv.offers("get_section_text") and page not in text_done:
         return Step("get_section_text", {"start_page": page, "end_page": page})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -21,11 +22,14 @@ from app.agent.offline.rows import (
     table_candidates,
 )
 from app.agent.offline.synonyms import Query, content_tokens, fold
+from app.agent.offline.units import parse_unit
+from app.agent.offline.values import EMPTY_CELL, read_values
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
 # Below this total score the reader declines rather than answer.
 MIN_TOTAL = 0.72
+_HAS_DIGIT = re.compile(r"\d")
 _NOISE_TOKENS = {"note", "notes", "see", "typ", "max", "min", "typical", "maximum", "minimum", "unit", "units"}
 
 
@@ -61,6 +65,7 @@ class Decision:
 
 # --- Matching primitives ------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=100_000)
 def compact(text: str) -> str:
     """Folded text without spaces, with comparison signs and garbled symbol-font forms unified."""
     text = fold(text)
@@ -70,10 +75,11 @@ def compact(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@lru_cache(maxsize=200_000)
 def _token_match(a: str, b: str) -> bool:
     if a == b:
         return True
-    if any(c.isdigit() for c in a + b):
+    if _HAS_DIGIT.search(a) or _HAS_DIGIT.search(b):
         # Part numbers and values differ by one character and mean something else entirely.
         shorter, longer = sorted((a, b), key=len)
         return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):].isalpha()
@@ -110,18 +116,7 @@ def name_score(query: Query, cand: Candidate) -> float:
 
 
 def label_score(query: Query, cand: Candidate, label: str) -> float:
-    label_tokens = [t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS]
-    label_compact = compact(label)
-    best = 0.0
-    best_used = 0
-    for i, phrase in enumerate(query.phrases):
-        phrase_tokens = content_tokens(phrase)
-        coverage, used = _coverage(phrase_tokens, label_tokens)
-        if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in label_compact:
-            coverage, used = 1.0, len(phrase_tokens)
-        weight = 1.0 if i == 0 else 0.9
-        if coverage * weight > best:
-            best, best_used = coverage * weight, used
+    best, best_used, label_tokens = _phrase_match(tuple(query.phrases), label)
     # A label that says much more than the request ("Supply voltage rejection ratio") is a different
     # parameter more often than not; prose lines say more by nature, so they pay less for it.
     extra = max(0, len(label_tokens) - best_used)
@@ -133,6 +128,24 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
         # The conventional symbol of the concept ("VDD" for a supply voltage) stands in for missing words.
         best += 0.15 if best < 1.0 else 0.08
     return best
+
+
+@lru_cache(maxsize=50_000)
+def _phrase_match(phrases: tuple[str, ...], label: str) -> tuple[float, int, tuple[str, ...]]:
+    """Best weighted coverage of the label by the request's phrasings (the first is the name as typed)."""
+    label_tokens = tuple(t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS)
+    label_compact = compact(label)
+    best = 0.0
+    best_used = 0
+    for i, phrase in enumerate(phrases):
+        phrase_tokens = content_tokens(phrase)
+        coverage, used = _coverage(phrase_tokens, list(label_tokens))
+        if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in label_compact:
+            coverage, used = 1.0, len(phrase_tokens)
+        weight = 1.0 if i == 0 else 0.9
+        if coverage * weight > best:
+            best, best_used = coverage * weight, used
+    return best, best_used, label_tokens
 
 
 def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> float:
@@ -206,11 +219,13 @@ def score(query: Query, cand: Candidate) -> Scored | None:
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:
     candidates: list[Candidate] = []
-    for page, tables in evidence.tables.items():
+    roles: list[str | None] | None = None
+    for page in sorted(evidence.tables):
         lines = evidence.page_lines.get(page, [])
-        for table in tables:
+        for table in evidence.tables[page]:
             hint = _table_under_abs_max(table, lines)
-            candidates.extend(table_candidates(table, abs_max_hint=hint))
+            found, roles = table_candidates(table, abs_max_hint=hint, inherited_roles=roles)
+            candidates.extend(found)
     for page, lines in evidence.page_lines.items():
         candidates.extend(line_candidates(page, lines, abs_max_line_numbers(lines)))
     for page, lines in evidence.hit_lines.items():
@@ -220,22 +235,28 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
 
 
 def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
-    """Whether the page text puts the table's first data row under an "Absolute Maximum Ratings" heading."""
+    """Whether the page text puts the table under an "Absolute Maximum Ratings" heading: the lines that equal
+    the table's row names vote."""
     if not lines:
         return False
     marks = abs_max_line_numbers(lines)
     if not marks:
         return False
-    for row in table.rows[1:4]:
-        for cell in row:
+    positions: dict[str, list[int]] = {}
+    for idx, line in enumerate(lines):
+        positions.setdefault(compact(line), []).append(idx)
+    inside = outside = 0
+    for row in table.rows:
+        for cell in row[:3]:
             first = cell.split("\n")[0].strip()
             if len(first) < 4:
                 continue
-            key = compact(first)
-            for idx, line in enumerate(lines):
-                if key and key == compact(line)[: len(key)]:
-                    return idx in marks
-    return False
+            for idx in positions.get(compact(first), []):
+                if idx in marks:
+                    inside += 1
+                else:
+                    outside += 1
+    return inside > outside
 
 
 def decide(query: Query, evidence: Evidence) -> Decision:
@@ -320,13 +341,27 @@ def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str |
     for start in sorted(starts):
         window = _window_with_numbers(lines, start, printed, max_lines)
         if window is not None:
-            return _short(" ".join(lines[start:window + 1]))
+            return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
     for start in range(len(lines)):
         if printed and _number_in(lines[start], printed[0]) >= 0:
             window = _window_with_numbers(lines, start, printed, 4)
             if window is not None:
-                return _short(" ".join(lines[start:window + 1]))
+                return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
     return None
+
+
+def _with_unit(lines: list[str], end: int, cand: Candidate) -> int:
+    """Extend a quote to the unit cell printed a few lines after the last number, so it reads as a value."""
+    if cand.unit is None:
+        return end
+    for nxt in range(end + 1, min(len(lines), end + 4)):
+        text = lines[nxt].strip()
+        unit = parse_unit(text)
+        if unit is not None and unit.canonical == cand.unit.canonical:
+            return nxt
+        if read_values(text) == [] and not EMPTY_CELL.match(text):
+            break
+    return end
 
 
 def _window_with_numbers(lines: list[str], start: int, printed: list[str], max_lines: int) -> int | None:

@@ -144,19 +144,25 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def table_candidates(table: Table, abs_max_hint: bool = False) -> list[Candidate]:
-    """Candidates of one table: rows with role columns, and numeric cells of the other columns."""
+def table_candidates(table: Table, abs_max_hint: bool = False,
+                     inherited_roles: list[str | None] | None = None) -> tuple[list[Candidate], list[str | None]]:
+    """Candidates of one table (rows with role columns, and numeric cells of the other columns), and the column
+    roles it ended with. A table without a header row of its own (the continuation of a table split by the
+    extractor or by a page break) takes ``inherited_roles`` when the widths agree."""
     rows = [r for r in table.rows if any(c for c in r)]
     if not rows:
-        return []
+        return [], list(inherited_roles or [])
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
     roles: list[str | None] = [None] * width
+    if inherited_roles and len(inherited_roles) == width:
+        roles = list(inherited_roles)
     column_labels: list[list[str]] = [[] for _ in range(width)]
     title = table.title
     abs_max = abs_max_hint
-    candidates: list[Candidate] = []
     unit_columns = _unit_like_columns(rows)
+    # First pass: header rows update roles and column labels; data rows are kept with the state they saw.
+    data: list[tuple[list[str], list[str | None], list[list[str]], str, bool]] = []
     for row in rows:
         if _is_header_row(row) and not _looks_like_data_row(row, roles):
             row_roles = [_cell_role(c) for c in row]
@@ -174,8 +180,41 @@ def table_candidates(table: Table, abs_max_hint: bool = False) -> list[Candidate
             if not title:
                 title = joined
             continue
-        candidates.extend(_row_candidates(table.page, row, roles, column_labels, unit_columns, title, abs_max))
-    return candidates
+        data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
+    labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
+    candidates: list[Candidate] = []
+    for (row, row_roles, labels_at, row_title, row_abs_max), label in zip(data, labels, strict=True):
+        candidates.extend(_row_candidates(table.page, row, row_roles, labels_at, unit_columns, row_title,
+                                          row_abs_max, label))
+    return candidates, roles
+
+
+def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str | None]:
+    """Parameter names wrapped over several rows that share one symbol ("Nominal" / "Resistance" / "Tempco",
+    all ΔRAB/ΔT; "Resistance" / "(± 20%)" / "" / "", all RAB) are one name for each of those rows."""
+    labels: list[str | None] = [None] * len(rows)
+    i = 0
+    while i < len(rows):
+        row, roles = rows[i]
+        symbol = _first_cell(row, roles, "symbol")
+        j = i + 1
+        if symbol:
+            while j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
+                j += 1
+        if j - i > 1:
+            parts = [_first_cell(r, ro, "parameter").split("\n")[0].strip() for r, ro in rows[i:j]]
+            joined = " ".join(dict.fromkeys(p for p in parts if p))
+            if joined:
+                labels[i:j] = [joined] * (j - i)
+        i = j
+    return labels
+
+
+def _first_cell(row: list[str], roles: list[str | None], role: str) -> str:
+    for i, r in enumerate(roles):
+        if r == role and i < len(row) and row[i].strip():
+            return row[i].strip()
+    return ""
 
 
 def _unit_like_columns(rows: list[list[str]]) -> set[int]:
@@ -197,7 +236,8 @@ def _looks_like_data_row(row: list[str], roles: list[str | None]) -> bool:
 
 
 def _row_candidates(page: int, row: list[str], roles: list[str | None], column_labels: list[list[str]],
-                    unit_columns: set[int], title: str, abs_max: bool) -> list[Candidate]:
+                    unit_columns: set[int], title: str, abs_max: bool,
+                    wrapped_label: str | None = None) -> list[Candidate]:
     param_cells = [row[i] for i, r in enumerate(roles) if r == "parameter" and row[i]]
     symbol_cells = [row[i] for i, r in enumerate(roles) if r == "symbol" and row[i]]
     cond_cells = [row[i] for i, r in enumerate(roles) if r == "conditions" and row[i]]
@@ -215,6 +255,8 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     param_cells = list(dict.fromkeys(param_cells))
     name_lines = _lines(param_cells[0]) if param_cells else []
     label = " ".join([name_lines[0]] if name_lines else []) + " " + " ".join(param_cells[1:])
+    if wrapped_label:
+        label = wrapped_label
     sub_conditions = name_lines[1:]
     conditions = list(dict.fromkeys(cond_cells))
     row_text = " ".join(dict.fromkeys(c.replace("\n", " ") for c in row if c))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.agent.offline.units import Unit, parse_unit
 
@@ -100,12 +101,17 @@ def fold(text: str) -> str:
     return text.casefold().replace("\u00b5", "u").replace("\u03bc", "u")
 
 
+@lru_cache(maxsize=100_000)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(t for t in re.split(r"[^0-9a-z+\-]+", fold(text)) if t and t not in ("-", "+"))
+
+
 def tokens(text: str) -> list[str]:
-    return [t for t in re.split(r"[^0-9a-z+\-]+", fold(text)) if t and t not in ("-", "+")]
+    return list(_tokens(text))
 
 
 def content_tokens(text: str) -> list[str]:
-    return [t for t in tokens(text) if t not in STOPWORDS]
+    return [t for t in _tokens(text) if t not in STOPWORDS]
 
 
 def looks_like_symbol(text: str) -> bool:
@@ -160,8 +166,14 @@ class Query:
 
     def search_terms(self) -> list[str]:
         """Phrases and symbols to search for, most specific first."""
-        terms = [self.core] + [p for p in self.phrases[1:4]] + self.symbols
-        return list(dict.fromkeys(t for t in terms if t))
+        terms = [self.core] + list(self.phrases[1:4]) + self.symbols
+        if self.wants_abs_max:
+            terms.append("Absolute maximum ratings")
+        unique: dict[str, str] = {}
+        for term in terms:
+            if term and term.casefold() not in unique:
+                unique[term.casefold()] = term
+        return list(unique.values())
 
 
 def parse_request(name: str, unit: str | None = None, conditions: list[str] | None = None,

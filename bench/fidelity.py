@@ -1,0 +1,161 @@
+"""Fidelity of the offline reader on the dev claims, through the production path.
+
+Run from the repository root:  .venv/bin/python bench/fidelity.py [--engine agentic] [--only SUBSTRING] [--floor 0.5]
+
+Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
+loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
+allow-listed projection (parameter name, unit hint, conditions), never its values, page or source text.
+
+Figures printed:
+
+* per claim: exact verdict (min/typical/max equal after unit normalisation, ``±X`` accepted as min -X / max X),
+  lenient needle check (on the structured values, and on the quoted evidence), page match, confidence, wall time;
+* totals: exact and needle rates (goal: >= 90% exact), declines, wrong answers and the share of them a
+  confidence floor would have turned into declines (goal: >= 95%), calibration (accuracy per confidence bin);
+* median wall time per parameter with a warm index (goal <= 100 ms), split into the reader's own turns (LLM side
+  of the loop) and tool execution, the peer measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
+DATASHEETS = SHARED / "datasheets"
+CLAIMS = SHARED / "eval" / "dev_claims.yaml"
+BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 1.01))
+
+
+def _isolated_store() -> None:
+    """Spans go to a throwaway embedded database, never to a developer's own data dir."""
+    scratch = tempfile.mkdtemp(prefix="dsx-bench-fidelity-")
+    for key in [k for k in os.environ if k.startswith("DSX_") and k != "DSX_SHARED_DIR"]:
+        del os.environ[key]
+    os.environ["DSX_DATA_DIR"] = scratch
+    from app import migrate
+    from app.config import reset_settings
+
+    reset_settings()
+    migrate.upgrade()
+
+
+def _quote_needles(claim: Any, quote: str | None) -> bool:
+    """The README's evidence-span reading of the needle check: every needle is a substring of the quote."""
+    if not quote:
+        return False
+    collapsed = " ".join(quote.split())
+    return all(needle in collapsed for needle in claim.needles)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", default="agentic", choices=("agentic", "single-pass"))
+    parser.add_argument("--only", default=None, help="run only claims whose id contains this text")
+    parser.add_argument("--floor", type=float, default=0.5, help="confidence below which an answer counts as "
+                        "declinable (default 0.5)")
+    parser.add_argument("--claims", type=Path, default=CLAIMS)
+    args = parser.parse_args()
+
+    _isolated_store()
+    from app.agent.engines import run_parameter
+    from app.agent.registry import resolve_model
+    from app.agent.schemas import RunContext
+    from app.documents.index import open_index
+    from app.evaluation.claims import load_claims, request_for, resolve_document
+    from app.evaluation.grading import grade
+
+    claims = load_claims(args.claims)
+    model = resolve_model("offline/datasheet-reader")
+    selected = [c for c in claims.claims if not args.only or args.only in c.id]
+    indexes = {}
+    for claim in selected:
+        if claim.document not in indexes:
+            indexes[claim.document] = open_index(resolve_document(claims.documents[claim.document], DATASHEETS))
+
+    # Warm-up: imports, unit registry, LiteLLM provider registration (not part of any claim's time).
+    first = selected[0]
+    run_parameter(index=indexes[first.document], request=request_for(first), model=model, engine=args.engine,
+                  context=RunContext())
+
+    rows: list[dict[str, Any]] = []
+    print(f"{'claim':52s} {'exact':5s} {'ndl':3s} {'quote':5s} {'page':4s} {'conf':>5s} {'ms':>7s}  answer")
+    for claim in selected:
+        started = time.perf_counter()
+        outcome = run_parameter(index=indexes[claim.document], request=request_for(claim), model=model,
+                                engine=args.engine, context=RunContext())
+        wall_ms = (time.perf_counter() - started) * 1000
+        extraction = outcome.extraction.model_dump() if outcome.extraction else None
+        verdict = grade(claim, extraction)
+        found = bool(extraction and extraction.get("found"))
+        confidence = float(extraction.get("confidence", 0.0)) if extraction else 0.0
+        quote_ok = _quote_needles(claim, extraction.get("quote") if extraction else None)
+        answer = (f"{extraction['values'][0]} p{extraction.get('source_page')}" if found
+                  else f"declined: {(extraction or {}).get('reason') or outcome.error_code}")
+        rows.append({"id": claim.id, "kind": claim.kind, "found": found, "exact": verdict.exact,
+                     "needles": verdict.fidelity, "quote": quote_ok, "page": verdict.page_match,
+                     "confidence": confidence, "ms": wall_ms, "llm_ms": float(outcome.extra.get("llm_ms", 0.0)),
+                     "tool_ms": float(outcome.extra.get("tool_ms", 0.0)), "turns": outcome.extra.get("turns")})
+        mark = lambda ok: "yes" if ok else ("-" if ok is None else "NO")  # noqa: E731
+        print(f"{claim.id:52s} {mark(verdict.exact):5s} {mark(verdict.fidelity):3s} {mark(quote_ok):5s} "
+              f"{mark(verdict.page_match):4s} {confidence:5.2f} {wall_ms:7.1f}  {answer[:140]}")
+
+    _print_totals(rows, args.floor)
+    return 0
+
+
+def _print_totals(rows: list[dict[str, Any]], floor: float) -> None:
+    n = len(rows)
+    exact = sum(r["exact"] for r in rows)
+    needles = sum(r["needles"] for r in rows)
+    quotes = sum(r["quote"] for r in rows)
+    found = [r for r in rows if r["found"]]
+    wrong = [r for r in found if not r["exact"]]
+    avoidable = [r for r in wrong if r["confidence"] < floor]
+    kept = [r for r in found if r["confidence"] >= floor]
+    print()
+    print(f"claims {n}: exact {exact}/{n} = {exact / n:.1%} (goal >= 90%)   needles(values) {needles}/{n} = "
+          f"{needles / n:.1%}   needles(quote) {quotes}/{n} = {quotes / n:.1%}")
+    print(f"answered {len(found)}, declined {n - len(found)}, wrong answers {len(wrong)}")
+    if wrong:
+        print(f"wrong answers below the confidence floor {floor:.2f}: {len(avoidable)}/{len(wrong)} = "
+              f"{len(avoidable) / len(wrong):.1%} avoidable by declining (goal >= 95%)")
+    else:
+        print("wrong answers: none (100% avoidable)")
+    if kept:
+        print(f"answers kept at floor {floor:.2f}: {len(kept)}, of which exact {sum(r['exact'] for r in kept)} "
+              f"({sum(r['exact'] for r in kept) / len(kept):.1%} precision); exact answers lost to the floor: "
+              f"{sum(1 for r in found if r['exact'] and r['confidence'] < floor)}")
+    print("calibration (answered claims): confidence bin -> n, exact rate, mean confidence")
+    for low, high in BINS:
+        members = [r for r in found if low <= r["confidence"] < high]
+        if members:
+            rate = sum(r["exact"] for r in members) / len(members)
+            mean = statistics.mean(r["confidence"] for r in members)
+            print(f"  [{low:.2f}, {min(high, 1.0):.2f}): n={len(members):2d}  exact {rate:6.1%}  mean conf {mean:.2f}")
+    for kind in sorted({r["kind"] for r in rows}):
+        members = [r for r in rows if r["kind"] == kind]
+        print(f"  kind {kind:10s}: exact {sum(r['exact'] for r in members)}/{len(members)}")
+    wall = [r["ms"] for r in rows]
+    reader = [r["llm_ms"] for r in rows]
+    tools = [r["tool_ms"] for r in rows]
+    print(f"wall time per parameter (warm index): median {statistics.median(wall):.1f} ms, "
+          f"p90 {sorted(wall)[int(0.9 * (n - 1))]:.1f} ms (goal median <= 100 ms)")
+    print(f"  split: reader turns (model side of the loop) median {statistics.median(reader):.1f} ms, tool execution "
+          f"median {statistics.median(tools):.1f} ms, ratio reader/tools "
+          f"{statistics.median(reader) / max(statistics.median(tools), 1e-9):.2f}x; turns median "
+          f"{statistics.median(r['turns'] or 0 for r in rows):.0f}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
