@@ -167,7 +167,8 @@ def conditions_score(query: Query, cand: Candidate) -> float | None:
     items = query.conditions + query.qualifiers
     if not items:
         return None
-    haystack = f"{cand.context} {cand.label} {cand.symbol}"
+    own = cand.own_label if cand.own_label is not None else cand.label
+    haystack = f"{cand.context} {own} {cand.symbol}"
     haystack_compact = compact(haystack)
     haystack_tokens = content_tokens(haystack)
     return sum(item_score(item, haystack_compact, haystack_tokens) for item in items) / len(items)

@@ -62,6 +62,7 @@ class Candidate:
     aligned: bool = True  # False when multi-line cells could not be paired line by line
     line_text: str = ""  # for line candidates: the whole line
     alt_labels: list[str] = field(default_factory=list)  # other lines that may name the parameter
+    own_label: str | None = None  # this row's own name cell when ``label`` joins a name wrapped over rows
     merged: bool = False  # nominal and range of one line read together
     assignment: bool = False  # printed as "X = value", the way test conditions are written
     extra_conditions: str = ""  # row conditions the request did not mention
@@ -116,6 +117,12 @@ def _cell_role(text: str) -> str | None:
     for role, pattern in ROLE_PATTERNS.items():
         if key and pattern.match(key):
             return role
+    words = key.split()
+    if len(words) == 2 and ROLE_PATTERNS["unit"].match(words[1]):
+        # "Max. Unit": a merged header cell whose values carry their unit ("60 mA").
+        for role in NUMERIC_ROLES:
+            if ROLE_PATTERNS[role].match(words[0]):
+                return role
     return None
 
 
@@ -157,6 +164,10 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
     roles: list[str | None] = [None] * width
     if inherited_roles and len(inherited_roles) == width:
         roles = list(inherited_roles)
+    elif inherited_roles and len(inherited_roles) == width + 1 and None in inherited_roles:
+        # The previous part had one more (empty, unlabelled) column than this continuation.
+        roles = list(inherited_roles)
+        roles.remove(None)
     column_labels: list[list[str]] = [[] for _ in range(width)]
     title = table.title
     abs_max = abs_max_hint
@@ -255,6 +266,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     param_cells = list(dict.fromkeys(param_cells))
     name_lines = _lines(param_cells[0]) if param_cells else []
     label = " ".join([name_lines[0]] if name_lines else []) + " " + " ".join(param_cells[1:])
+    own_label = label.strip()
     if wrapped_label:
         label = wrapped_label
     sub_conditions = name_lines[1:]
@@ -282,6 +294,9 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     continue
                 value, unit, unit_text, text = _cell_number(line)
                 if value is None:
+                    bare_unit = parse_unit(line.strip())
+                    if bare_unit is not None and not cand.unit:
+                        cand.unit, cand.unit_text = bare_unit, line.strip()
                     continue
                 setattr(cand, role, value)
                 printed.append(text)
@@ -294,6 +309,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
             cand.value_text = " ".join(printed)
             cand.context = f"{_sub_context(title, sub_conditions, conditions, k, count)} {_sub_row_text(row, k, count)}"
             cand.alt_labels = sub_conditions[:3]
+            cand.own_label = own_label
             cand.extra_conditions = " ".join(c.replace("\n", " ") for c in conditions)
             cand.line_text = row_text
             candidates.append(cand)
@@ -312,6 +328,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 cand.context = (f"{_sub_context(title, sub_conditions, conditions, k, len(lines))} {header} "
                                 f"{_sub_row_text(row, k, len(lines))}")
                 cand.alt_labels = sub_conditions[:3]
+                cand.own_label = own_label
                 cand.extra_conditions = " ".join(c.replace("\n", " ") for c in conditions)
                 cand.line_text = row_text
                 cand.aligned = len(lines) == 1 or len(sub_conditions) in (0, len(lines))

@@ -33,6 +33,9 @@ _GE = r"(?:≥|>=|＞|>|≧)"
 _LE = r"(?:≤|<=|＜|<|≦)"
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # "–40°C ≤ TA ≤ +125°C": a range written as bounds around a symbol.
+    ("between", re.compile(rf"(?<![\w.,]){_num('a')}{_unit('ua')}?\s?(?:≤|<=|<|£)\s?[A-Za-z][\w ]{{0,8}}?\s?"
+                           rf"(?:≤|<=|<|£)\s?{_num('b')}{_unit('ub')}?")),
     ("pm", re.compile(rf"{_PM}\s?{_num('a')}{_unit('ua')}?")),
     ("range", re.compile(
         rf"(?<![\w.,/\-–]){_num('a')}{_unit('ua')}?(?:{_RANGE_SEP})"
@@ -137,6 +140,8 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
     a = _to_float(groups.get("as"), groups["a"])
     unit_a = _unit_of(groups.get("ua"))
     start, end = match.span()
+    if kind == "between":
+        kind = "range"
     if kind == "range":
         b = _to_float(groups.get("bs"), groups["b"])
         unit_b = _unit_of(groups.get("ub"))
