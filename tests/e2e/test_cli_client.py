@@ -16,9 +16,8 @@ from typer.testing import CliRunner, Result
 from app.cli import cli
 from app.dispatch.models import SpanRecord
 from app.jobs.models import Job as JobRow
-from tests.support.live import LiveServer, free_port, live_server, seed_flagged_extraction
+from tests.support.live import LiveServer, free_port, live_server, seed_flagged_extraction, spec_sheet
 from tests.support.paths import REPO_ROOT
-from tests.support.pdfs import text_pdf
 
 pytestmark = pytest.mark.e2e
 
@@ -49,8 +48,7 @@ def dsx(server: LiveServer, tmp_path: Path):  # noqa: ANN201 - returns a small i
 @pytest.fixture
 def pdf(tmp_path: Path) -> Path:
     path = tmp_path / "xr1234.pdf"
-    text_pdf(["XR1234 low-power op amp\nElectrical characteristics\nParameter Symbol Min Typ Max Unit\n"
-              "Supply voltage VDD 2.7 3.3 5.5 V\nQuiescent current IQ 120 150 uA\n"], path)
+    path.write_bytes(spec_sheet(tmp_path.name))
     return path
 
 
@@ -93,7 +91,7 @@ def test_submit_waits_with_progress_and_prints_the_results(dsx, pdf: Path) -> No
                  str(PIPELINE_TIMEOUT_S))
     assert result.exit_code == 0, result.output
     assert "Supply voltage" in result.stdout and "Quiescent current" in result.stdout
-    assert "2.7" in result.stdout and "5.5" in result.stdout
+    assert "min 2.7" in result.stdout and "max 5.5" in result.stdout and "typ 150" in result.stdout
 
     data = as_json(dsx("submit", str(pdf), "-p", "Supply voltage", "--json", "--timeout", str(PIPELINE_TIMEOUT_S)))
     assert data["status"] in {"done", "needs_review"}

@@ -7,7 +7,8 @@
             ...
 
 Also here: :func:`seed_flagged_extraction`, which stores a job with an answer and flags directly in a
-database, so review tests do not depend on the pipeline producing flags.
+database, so review tests do not depend on the pipeline producing flags; and :func:`spec_sheet`, a small
+datasheet with a real column layout for runs through the whole pipeline.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pymupdf
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import migrate
@@ -193,3 +195,29 @@ def seed_flagged_extraction(
                          evidence={"span_ids": ["00000000000000aa"]}))
     session.flush()
     return extraction
+
+
+SPEC_ROWS = [
+    ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+    ("Supply voltage", "VDD", "2.7", "3.3", "5.5", "V"),
+    ("Quiescent current", "IQ", "", "150", "220", "uA"),
+    ("Operating temperature", "TA", "-40", "", "85", "C"),
+]
+COLUMNS_X = (50, 200, 270, 320, 370, 420)
+
+
+def spec_sheet(marker: str = "") -> bytes:
+    """A one-page datasheet whose electrical characteristics are a real column layout (cells placed at column
+    positions, as a datasheet prints them); ``marker`` makes the bytes unique."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((50, 60), f"XR1234 low-power op amp {marker}".strip(), fontsize=14)
+    page.insert_text((50, 100), "Electrical characteristics", fontsize=12)
+    page.insert_text((50, 118), "TA = 25 C unless otherwise noted", fontsize=9)
+    for row_index, row in enumerate(SPEC_ROWS):
+        for x, cell in zip(COLUMNS_X, row, strict=True):
+            if cell:
+                page.insert_text((x, 145 + 16 * row_index), cell, fontsize=10)
+    data = doc.tobytes()
+    doc.close()
+    return data
