@@ -110,19 +110,26 @@ def rank_pages(query: Query, conv: Conversation) -> list[int]:
     for exchange in conv.calls("search_text")[:1]:
         if not exchange.ok or not exchange.result:
             continue
-        for hit in exchange.result.get("hits", []) or []:
-            page = hit.get("page")
-            if not isinstance(page, int):
+        hits = [h for h in exchange.result.get("hits", []) or [] if isinstance(h.get("page"), int)]
+        # Text repeated on many pages (running footers, table notes) says nothing about where the value is.
+        pages_of: dict[str, set[int]] = {}
+        for hit in hits:
+            pages_of.setdefault(str(hit.get("text", "")).strip(), set()).add(hit["page"])
+        for rank, hit in enumerate(hits):
+            page = hit["page"]
+            if len(pages_of[str(hit.get("text", "")).strip()]) >= 3:
                 continue
             text = f"{hit.get('text', '')} {hit.get('snippet', '')}"
             probe = Candidate(page, "line", text)
             value = label_score(query, probe, text)
+            value += 0.25 * (1 - rank / len(hits))  # the search tool's own ranking
             if hit.get("in_table"):
                 value += 0.1  # characteristic tables are where values live with their conditions
             if _has_value_of(query, text):
                 value += 0.1
             if query.wants_abs_max and ABS_MAX_TITLE.search(f"{text} {hit.get('section', '')}"):
-                value += 0.3
+                # The ratings list rarely repeats the parameter's words next to its heading.
+                value = max(value, 1.0) + 0.3
             items = query.conditions + query.qualifiers
             if items:
                 value += 0.2 * sum(item_score(i, compact(text), content_tokens(text)) for i in items) / len(items)

@@ -88,7 +88,8 @@ def _token_match(a: str, b: str) -> bool:
     shorter, longer = sorted((a, b), key=len)
     if len(shorter) >= 4 and longer.startswith(shorter) and not shorter.isdigit():
         return True
-    return len(shorter) >= 5 and fuzz.ratio(a, b) >= 85
+    # Typos and split ligatures ("effciency"), but not opposites ("active" / "inactive").
+    return len(shorter) >= 5 and a[0] == b[0] and fuzz.ratio(a, b) >= 88
 
 
 def _coverage(phrase_tokens: list[str], label_tokens: list[str]) -> tuple[float, int]:
@@ -148,9 +149,20 @@ def _phrase_match(phrases: tuple[str, ...], label: str) -> tuple[float, int, tup
     return best, best_used, label_tokens
 
 
+def _piece_in(piece: str, haystack: str) -> bool:
+    """A condition piece ("cs=vih") present and not merely the prefix of another token ("cs=vihh")."""
+    start = haystack.find(piece)
+    while start >= 0:
+        end = start + len(piece)
+        if end >= len(haystack) or not (piece[-1].isalnum() and haystack[end].isalnum()):
+            return True
+        start = haystack.find(piece, start + 1)
+    return False
+
+
 def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> float:
     pieces = [compact(p) for p in re.split(r"[,;]|\band\b", item) if compact(p)]
-    if pieces and all(p in haystack_compact for p in pieces):
+    if pieces and all(_piece_in(p, haystack_compact) for p in pieces):
         return 1.0
     item_tokens = content_tokens(item)
     if not item_tokens:
