@@ -37,7 +37,7 @@ from app.agent.tools import Dispatcher, DocumentDispatcher, ToolResult
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
 from app.errors import InvalidInput
-from app.review.record import RunRecord
+from app.review.record import RunRecord, records_from_spans
 
 AGENTIC = "agentic"
 SINGLE_PASS = "single-pass"
@@ -221,3 +221,16 @@ def planted(arm: Arm, engine: str, record: RunRecord | None, served: list[str] |
         return {"ok": ok, "detail": f"{len(served)} call(s) served from the decoy, {len(executed)} executed",
                 "tool_counts": counts}
     return {"ok": False, "detail": f"unknown arm {arm.name}"}
+
+
+def planted_in_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`planted` for an archived cell, from its stored trace: re-checkable offline like the grades."""
+    arm = ARMS.get(str(cell.get("arm")))
+    if arm is None:
+        return {"ok": False, "detail": f"unknown arm {cell.get('arm')}"}
+    if arm.needs_decoy and cell.get("decoy_sha256") and cell.get("decoy_sha256") == cell.get("document_sha256"):
+        # Serving the intended datasheet "as a decoy" plants nothing; such cells must not count as detections.
+        return {"ok": False, "detail": "the decoy is the intended datasheet"}
+    records = records_from_spans(cell.get("trace") or [], root_span_id=cell.get("root_span_id"))
+    engine = str(cell.get("engine_used") or cell.get("engine"))
+    return planted(arm, engine, records[0] if records else None, cell.get("arm_served"))

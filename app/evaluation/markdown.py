@@ -95,9 +95,10 @@ def render_markdown(report: dict[str, Any], charts: list[Path]) -> str:
         "",
         "## Detectors per arm",
         "",
-        "Answered cells only, counted per claim (not per cell) with one-sided 95% Clopper-Pearson bounds: on clean "
-        "arms a claim is flagged when any of its cells was (false-positive rate, upper bound); on fault arms the "
-        "expected rules detect a claim when they flagged every answered cell of it (recall, lower bound).",
+        "Answered cells whose fault was planted, counted per claim (not per cell) with one-sided 95% "
+        "Clopper-Pearson bounds: on clean arms a claim is flagged when any of its cells was (false-positive rate, "
+        "upper bound); on fault arms the expected rules detect a claim when they flagged every answered cell of it "
+        "(recall, lower bound).",
         "",
     ]
     detector_rows = []
@@ -122,8 +123,8 @@ def render_markdown(report: dict[str, Any], charts: list[Path]) -> str:
         lines += ["", "Extracted answers: " + (", ".join(f"{k}: {v}" for k, v in oracle["cells"].items()) or "none")]
     if charts:
         lines += ["", "## Charts", ""] + [f"![{path.stem}]({path.as_posix()})" for path in charts]
-    failing = [c for c in report["cells"] if not c["exact"]]
-    lines += ["", f"## Cells without an exact pass ({len(failing)})", ""]
+    failing = [c for c in report["cells"] if not c["exact"] and c["arm"] == "clean"]
+    lines += ["", f"## Clean-arm cells without an exact pass ({len(failing)})", ""]
     if failing:
         lines += _table(["cell", "found", "fidelity", "error", "flags"],
                         [[c["id"], c["found"], c["fidelity"], c["error_code"] or "", ", ".join(c["flags"])]

@@ -68,6 +68,8 @@ def grade_cells(cells: Iterable[dict[str, Any]], claims: ClaimSet, confidence_fl
             continue  # a claim removed from the set since the run: not graded
         verdict = grade(claim, cell.get("extraction"), confidence_floor)
         entry = {**cell, "grade": verdict.to_dict()}
+        if cell.get("trace"):
+            entry["planted"] = arm_registry.planted_in_cell(cell)
         if oracle is not None:
             entry["oracle"] = _oracle_for_cell(claim, cell, verdict.matched_value, oracle)
         graded.append(entry)
@@ -125,7 +127,8 @@ def _group_summary(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _detectors(cells: list[dict[str, Any]]) -> dict[str, Any]:
     """Per (arm, engine): which rules fired, counted per claim with one-sided 95% bounds.
 
-    Only answered cells count (an engine error or an abstention is not a silent failure). On the clean arm a
+    Only answered cells count (an engine error or an abstention is not a silent failure), and on fault arms only
+    those whose fault was verifiably planted. On the clean arm a
     claim counts as flagged by a rule when *any* of its cells was (false-positive rate, upper bound); on a
     fault arm the arm's expected rules *detect* a claim when they flagged *every* answered cell of it (recall,
     lower bound).
@@ -133,7 +136,8 @@ def _detectors(cells: list[dict[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for (arm_name, engine), members in sorted(group_by(cells, lambda c: (c["arm"], c["engine"])).items()):
         arm = arm_registry.ARMS.get(arm_name)
-        answered = [c for c in members if _answered(c)]
+        # A cell whose fault was not actually in force says nothing about the detectors.
+        answered = [c for c in members if _answered(c) and (c.get("planted") or {}).get("ok", True)]
         claims = len({c["claim_id"] for c in answered})
         fired = sorted({rule for c in answered for rule in _review_rules(c)})
         rules = {}

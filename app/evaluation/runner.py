@@ -39,7 +39,6 @@ from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import create_job, transition
 from app.review import service as review
 from app.review.models import Attribution, Flag, Grounding, Severity
-from app.review.record import records_from_spans
 from app.timeutil import utcnow
 
 log = logging.getLogger(__name__)
@@ -211,9 +210,7 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
         trace = _spans(session, outcome.trace_id)
         cross_trace = _spans(session, cross.trace_id) if cross is not None else []
 
-    records = records_from_spans(trace, root_span_id=outcome.root_span_id)
-    served = arm_setup.dispatcher.served if arm_setup.dispatcher is not None else None
-    return {
+    record: dict[str, Any] = {
         "id": spec.id,
         "claim_id": spec.claim.id,
         "document": spec.claim.document,
@@ -237,7 +234,8 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
                          "error_code": cross.error_code, "trace_id": cross.trace_id, "trace": cross_trace}
                         if cross is not None else None),
         **stored,
-        "planted": arm_registry.planted(arm, outcome.engine, records[0] if records else None, served),
+        "decoy_sha256": decoy.sha256 if arm.needs_decoy and decoy is not None else None,
+        "arm_served": arm_setup.dispatcher.served if arm_setup.dispatcher is not None else None,
         "cost_usd": outcome.cost_usd,
         "latency_s": outcome.duration_ms / 1000.0,
         "wall_s": wall_s,
@@ -245,6 +243,8 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
         "started_at": started_at.isoformat(),
         "finished_at": utcnow().isoformat(),
     }
+    record["planted"] = arm_registry.planted_in_cell(record)
+    return record
 
 
 def _create_job(spec: CellSpec, request: ParameterRequest) -> tuple[str, int]:

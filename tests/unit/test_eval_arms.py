@@ -11,7 +11,17 @@ from app.agent.tools import ToolResult
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
 from app.errors import InvalidInput
-from app.evaluation.arms import AGENTIC, ARMS, SINGLE_PASS, NullDispatcher, blank_index, emptied, get_arm, setup
+from app.evaluation.arms import (
+    AGENTIC,
+    ARMS,
+    SINGLE_PASS,
+    NullDispatcher,
+    blank_index,
+    emptied,
+    get_arm,
+    planted_in_cell,
+    setup,
+)
 from tests.support.pdfs import text_pdf
 
 
@@ -80,3 +90,13 @@ def test_emptied_results_keep_their_keys_and_lose_their_content() -> None:
     for name, output in (("search_text", result), ("build_datasheet", overview), ("inspect_page", result)):
         assert ToolResult(name, output).outcome == "ok"
         assert ToolResult(name, emptied(output)).outcome == "empty", name
+
+
+def test_a_decoy_identical_to_the_intended_datasheet_plants_nothing() -> None:
+    cell = {"arm": "wrong-content", "engine": "agentic", "document_sha256": "a" * 64, "decoy_sha256": "a" * 64,
+            "trace": []}
+    assert planted_in_cell(cell) == {"ok": False, "detail": "the decoy is the intended datasheet"}
+    assert not planted_in_cell({**cell, "arm": "no-such-arm"})["ok"]
+    # Without a record nothing can be verified, except for the clean arm, where nothing was planted.
+    assert not planted_in_cell({**cell, "decoy_sha256": "b" * 64})["ok"]
+    assert planted_in_cell({**cell, "arm": "clean"})["ok"]
