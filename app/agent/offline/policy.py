@@ -30,7 +30,7 @@ from app.agent.offline.values import read_values
 SUBMIT = "submit_extraction"
 PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
 CLEAR_CONFIDENCE = 0.75
-MAX_TOOL_CALLS = 14
+MAX_TOOL_CALLS = 16
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -158,63 +158,65 @@ def _attempted(conv: Conversation, name: str) -> set[int]:
     return pages
 
 
-def next_step(conv: Conversation) -> Step:
+def next_steps(conv: Conversation) -> list[Step]:
+    """The tool calls of the next turn. Calls that do not depend on each other go out together (opening the
+    datasheet and the first search; a page's tables and its text), as a model with parallel tool calls would."""
     request = conv.request
     if request is None:
-        return _decline("the conversation holds no <parameter_request> to answer")
+        return [_decline("the conversation holds no <parameter_request> to answer")]
     query = parse_request(request.name, request.unit, request.conditions, request.notes)
     navigation = [n for n in ("build_datasheet", "get_section_text", "search_text", "extract_table_markdown")
                   if conv.offers(n)]
-    if conv.document_text is not None or not navigation:
-        return _submit(query, decide(query, gather(conv)), conv)
-    if len(conv.exchanges) >= MAX_TOOL_CALLS:
-        return _submit(query, decide(query, gather(conv)), conv)
+    if conv.document_text is not None or not navigation or len(conv.exchanges) >= MAX_TOOL_CALLS:
+        return [_submit(query, decide(query, gather(conv)), conv)]
+    opening: list[Step] = []
     if conv.offers("build_datasheet") and not conv.calls("build_datasheet"):
-        return Step("build_datasheet", {})
+        opening.append(Step("build_datasheet", {}))
     if conv.offers("search_text") and not conv.calls("search_text"):
-        return Step("search_text", {"query": query.search_terms(), "max_hits": 25})
-    evidence = gather(conv)
-    decision = decide(query, evidence)
-    step = _next_read(query, conv, decision)
-    if step is not None:
-        return step
+        opening.append(Step("search_text", {"query": query.search_terms(), "max_hits": 25}))
+    if opening:
+        return opening
+    decision = decide(query, gather(conv))
+    reads = _next_reads(query, conv, decision)
+    if reads:
+        return reads
     if decision.best is not None and conv.offers("search_text") and len(conv.calls("search_text")) < 2:
-        return Step("search_text", {"query": _cross_check_terms(decision.best.candidate),
-                                    "page": decision.best.candidate.page, "max_hits": 10})
-    return _submit(query, decision, conv)
+        return [Step("search_text", {"query": _cross_check_terms(decision.best.candidate),
+                                     "page": decision.best.candidate.page, "max_hits": 10})]
+    return [_submit(query, decision, conv)]
 
 
-def _next_read(query: Query, conv: Conversation, decision: Decision) -> Step | None:
+def next_step(conv: Conversation) -> Step:
+    """The first call of the next turn (for callers that make one call at a time)."""
+    return next_steps(conv)[0]
+
+
+def _next_reads(query: Query, conv: Conversation, decision: Decision) -> list[Step]:
     tables_done = _attempted(conv, "extract_table_markdown")
     text_done = _attempted(conv, "get_section_text")
-    table_pages = set(_overview(conv).get("table_pages", []) or [])
-    clear = decision.best is not None and decision.confidence >= CLEAR_CONFIDENCE
     read = tables_done | text_done
-    ranked = rank_pages(query, conv)
+    clear = decision.best is not None and decision.confidence >= CLEAR_CONFIDENCE
     if not clear:
-        for page in ranked[:PAGES_TO_READ]:
-            step = _read_page(conv, page, tables_done, text_done, table_pages)
-            if step is not None:
-                return step
+        # The two most promising pages first, then one more if the answer is still unclear.
+        batch = 2 if not read else 1
+        wanted = [p for p in rank_pages(query, conv)[:PAGES_TO_READ] if p not in read][:batch]
+        steps = [step for page in wanted for step in _read_page(conv, page, tables_done, text_done)]
+        if steps:
+            return steps
     if decision.best is not None:
         # The page the answer comes from is read in full before quoting it.
-        page = decision.best.candidate.page
-        step = _read_page(conv, page, tables_done, text_done, table_pages)
-        if step is not None and (page in read or not clear):
-            return step
-        if page not in text_done and conv.offers("get_section_text"):
-            return Step("get_section_text", {"start_page": page, "end_page": page})
-    return None
+        return _read_page(conv, decision.best.candidate.page, tables_done, text_done)
+    return []
 
 
-def _read_page(conv: Conversation, page: int, tables_done: set[int], text_done: set[int],
-               table_pages: set[int]) -> Step | None:
+def _read_page(conv: Conversation, page: int, tables_done: set[int], text_done: set[int]) -> list[Step]:
+    steps: list[Step] = []
     # table_pages is a quick detector's view and misses tables; a page worth reading is worth its tables.
     if conv.offers("extract_table_markdown") and page not in tables_done:
-        return Step("extract_table_markdown", {"page": page})
+        steps.append(Step("extract_table_markdown", {"page": page}))
     if conv.offers("get_section_text") and page not in text_done:
-        return Step("get_section_text", {"start_page": page, "end_page": page})
-    return None
+        steps.append(Step("get_section_text", {"start_page": page, "end_page": page}))
+    return steps
 
 
 def _cross_check_terms(cand: Candidate) -> list[str]:

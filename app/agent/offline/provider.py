@@ -16,28 +16,31 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
 from app.agent.offline.conversation import parse_conversation
-from app.agent.offline.policy import Step, next_step
+from app.agent.offline.policy import Step, next_steps
 
 MODEL_NAME = "datasheet-reader"
 _CHARS_PER_TOKEN = 4
 
 
-def _call_id(messages_count: int, step: Step) -> str:
-    digest = hashlib.sha256(f"{messages_count}:{step.name}:{json.dumps(step.arguments, sort_keys=True)}"
-                            .encode()).hexdigest()
-    return f"call_{digest[:24]}"
+def _call_id(messages_count: int, position: int, step: Step) -> str:
+    """Deterministic, and unique within a conversation (message count and position in the turn)."""
+    key = f"{messages_count}:{position}:{step.name}:{json.dumps(step.arguments, sort_keys=True)}"
+    return f"call_{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
 def respond(messages: list[Any], tools: Any, model: str = f"offline/{MODEL_NAME}") -> ModelResponse:
-    """The reader's reply to a conversation: an assistant message holding one tool call."""
+    """The reader's reply to a conversation: an assistant message holding the tool calls of one turn."""
     conversation = parse_conversation(messages, tools)
-    step = next_step(conversation)
-    arguments = json.dumps(step.arguments, ensure_ascii=False)
+    steps = next_steps(conversation)
+    calls = [{"id": _call_id(len(messages), i, step), "type": "function",
+              "function": {"name": step.name, "arguments": json.dumps(step.arguments, ensure_ascii=False)}}
+             for i, step in enumerate(steps)]
     prompt_tokens = max(1, (conversation.prompt_chars + len(json.dumps(tools or [], default=str)))
                         // _CHARS_PER_TOKEN)
-    completion_tokens = max(1, (len(arguments) + len(step.name)) // _CHARS_PER_TOKEN + 8)
+    completion_tokens = max(1, sum(len(c["function"]["arguments"]) + len(c["function"]["name"]) for c in calls)
+                            // _CHARS_PER_TOKEN + 8 * len(calls))
     return ModelResponse(
-        id=f"chatcmpl-offline-{_call_id(len(messages), step)[5:17]}",
+        id=f"chatcmpl-offline-{calls[0]['id'][5:17]}",
         created=int(time.time()),
         model=model,
         object="chat.completion",
@@ -47,11 +50,7 @@ def respond(messages: list[Any], tools: Any, model: str = f"offline/{MODEL_NAME}
             "message": {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{
-                    "id": _call_id(len(messages), step),
-                    "type": "function",
-                    "function": {"name": step.name, "arguments": arguments},
-                }],
+                "tool_calls": calls,
             },
         }],
         usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
