@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from app.errors import DsxError
@@ -20,7 +21,7 @@ err_console = Console(stderr=True)
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}")
+    err_console.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(2)
 
 
@@ -85,10 +86,10 @@ def run_command(
         oracle = FileOracle.load(measurements) if measurements else None
         config = RunConfig(claims=claim_set, datasheets=datasheets, models=list(model), out=out,
                            engines=engines_for(engine), arms=list(arm or ["clean"]), repeats=repeats, decoy=decoy)
+        cells, skipped = plan(config)  # validates everything before anything is created
         if not service_db:
             _use_isolated_store(out)
         migrate.upgrade()
-        cells, skipped = plan(config)
         for pair in skipped:
             err_console.print(f"[yellow]skipped:[/] arm/engine {pair} does not apply")
         done = 0
