@@ -198,8 +198,8 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
     with session_scope() as session:
         job = session.get(Job, job_id)
         parameter = session.get(JobParameter, parameter_id)
-        extraction = pipeline._store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = (pipeline._store_outcome(session, job_id, parameter_id, cross, role="cross_check")
+        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        cross_row = (pipeline.store_outcome(session, job_id, parameter_id, cross, role="cross_check")
                      if cross is not None else None)
         flags = review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
                                          cross_check=cross_row)
@@ -260,7 +260,7 @@ def _cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelC
                  context: RunContext) -> Any:
     """The production cross-check (the offline reader's second opinion on the intended datasheet), when the
     service would run one for this model."""
-    if not pipeline._wants_cross_check(model):
+    if not pipeline.wants_cross_check(model):
         return None
     reader = resolve_model(get_settings().cross_check_model)
     return engines.run_parameter(index=index, request=request, model=reader, engine="agentic",

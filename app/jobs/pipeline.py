@@ -104,7 +104,7 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
     context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant)
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
     cross = None
-    if _wants_cross_check(model):
+    if wants_cross_check(model):
         cross_model = resolve_model(get_settings().cross_check_model)
         cross = engines.run_parameter(
             index=index, request=request, model=cross_model, engine="agentic",
@@ -115,8 +115,8 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
     with session_scope() as session:
         job = session.get(Job, job_id)
         parameter = session.get(JobParameter, parameter_id)
-        extraction = _store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = _store_outcome(session, job_id, parameter_id, cross, role="cross_check") if cross else None
+        extraction = store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        cross_row = store_outcome(session, job_id, parameter_id, cross, role="cross_check") if cross else None
         review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
                                  cross_check=cross_row)
         parameter.status = "done"
@@ -125,12 +125,14 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
         metrics.observe_flags(session.execute(raised))
 
 
-def _wants_cross_check(model: ModelConfig) -> bool:
+def wants_cross_check(model: ModelConfig) -> bool:
+    """Whether the offline reader should answer beside ``model`` as a second opinion."""
     cross = get_settings().cross_check_model
     return bool(cross) and cross == OFFLINE_MODEL and not model.is_offline
 
 
-def _store_outcome(session: Session, job_id: str, parameter_id: int, outcome: EngineOutcome, role: str) -> Extraction:
+def store_outcome(session: Session, job_id: str, parameter_id: int, outcome: EngineOutcome, role: str) -> Extraction:
+    """Upsert the extraction row of (parameter, attempt 1, role): a redelivered run never duplicates it."""
     row = session.scalar(
         select(Extraction).where(
             Extraction.parameter_id == parameter_id, Extraction.attempt == 1, Extraction.role == role

@@ -53,7 +53,7 @@ def _run_and_review(pdf: Path, model) -> tuple[list[tuple[str, str]], list[str],
                                     context=RunContext(job_id=job_id, parameter_id=parameter_id))
     telemetry.flush()
     with session_scope() as session:
-        extraction = pipeline._store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
         review_extraction(session, job=session.get(Job, job_id), parameter=session.get(JobParameter, parameter_id),
                           extraction=extraction, index=index)
         flags = sorted((f.rule, f.severity) for f in session.scalars(select(Flag)))
