@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from app.agent.offline.conversation import Conversation
@@ -23,7 +24,7 @@ from app.agent.offline.reader import (
     item_score,
     label_score,
 )
-from app.agent.offline.rows import ABS_MAX_TITLE, parse_markdown_tables
+from app.agent.offline.rows import ABS_MAX_TITLE, Table, parse_markdown_tables
 from app.agent.offline.synonyms import Query, content_tokens, parse_request
 from app.agent.offline.values import read_values
 
@@ -59,6 +60,11 @@ def split_pages(text: str, default_page: int | None = None) -> dict[int, list[st
     return pages
 
 
+@lru_cache(maxsize=2048)
+def _parsed_tables(markdown: str, page: int) -> tuple[Table, ...]:
+    return tuple(parse_markdown_tables(markdown, page))
+
+
 def gather(conv: Conversation) -> Evidence:
     evidence = Evidence()
     if conv.document_text:
@@ -78,7 +84,7 @@ def gather(conv: Conversation) -> Evidence:
             page = int(result.get("page") or exchange.arguments.get("page") or 0)
             for table in result.get("tables", []) or []:
                 markdown = table.get("markdown", "") if isinstance(table, dict) else str(table)
-                evidence.tables.setdefault(page, []).extend(parse_markdown_tables(markdown, page))
+                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page))
         elif exchange.name == "search_text":
             for hit in result.get("hits", []) or []:
                 page = hit.get("page")

@@ -9,8 +9,10 @@ with an answer, or with a refusal, can say what was and was not found.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from rapidfuzz import fuzz
 
@@ -232,19 +234,37 @@ def score(query: Query, cand: Candidate) -> Scored | None:
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:
     candidates: list[Candidate] = []
-    roles: list[str | None] | None = None
+    roles: tuple[str | None, ...] | None = None
     for page in sorted(evidence.tables):
-        lines = evidence.page_lines.get(page, [])
+        lines = tuple(evidence.page_lines.get(page, []))
         for table in evidence.tables[page]:
-            hint = _table_under_abs_max(table, lines)
-            found, roles = table_candidates(table, abs_max_hint=hint, inherited_roles=roles)
+            rows = tuple(tuple(row) for row in table.rows)
+            found, roles = _table_candidates_cached(page, rows, table.title, lines, roles)
             candidates.extend(found)
     for page, lines in evidence.page_lines.items():
-        candidates.extend(line_candidates(page, lines, abs_max_line_numbers(lines)))
+        candidates.extend(_line_candidates_cached(page, tuple(lines), True))
     for page, lines in evidence.hit_lines.items():
         if page not in evidence.page_lines:
-            candidates.extend(line_candidates(page, lines))
+            candidates.extend(_line_candidates_cached(page, tuple(lines), False))
     return candidates
+
+
+# Every turn re-reads every tool result; what was read from the same text is the same, so it is computed once.
+# Candidates are treated as read-only after construction.
+@lru_cache(maxsize=4096)
+def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title: str, lines: tuple[str, ...],
+                             roles: tuple[str | None, ...] | None
+                             ) -> tuple[tuple[Candidate, ...], tuple[str | None, ...]]:
+    table = Table(page, [list(r) for r in rows], title)
+    hint = _table_under_abs_max(table, list(lines))
+    found, final_roles = table_candidates(table, abs_max_hint=hint, inherited_roles=list(roles) if roles else None)
+    return tuple(found), tuple(final_roles)
+
+
+@lru_cache(maxsize=4096)
+def _line_candidates_cached(page: int, lines: tuple[str, ...], full_page: bool) -> tuple[Candidate, ...]:
+    marks = abs_max_line_numbers(list(lines)) if full_page else set()
+    return tuple(line_candidates(page, list(lines), marks))
 
 
 def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
@@ -272,8 +292,20 @@ def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
     return inside > outside
 
 
+_SCORES: weakref.WeakKeyDictionary[Candidate, dict[tuple[Any, ...], Scored | None]] = weakref.WeakKeyDictionary()
+
+
+def _score_cached(query: Query, cand: Candidate) -> Scored | None:
+    """Scores of a (cached, read-only) candidate are reused across the turns of one request."""
+    per_query = _SCORES.setdefault(cand, {})
+    key = query.key
+    if key not in per_query:
+        per_query[key] = score(query, cand)
+    return per_query[key]
+
+
 def decide(query: Query, evidence: Evidence) -> Decision:
-    scored = [s for s in (score(query, c) for c in collect_candidates(evidence)) if s is not None]
+    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence)) if s is not None]
     scored.sort(key=lambda s: (-s.total, s.candidate.page))
     if not scored:
         return Decision(None, 0.0, None, [], f"no table row or text line read names '{query.name}' with a value "

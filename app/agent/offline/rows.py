@@ -41,7 +41,7 @@ SECTION_TITLE = re.compile(
 )
 
 
-@dataclass
+@dataclass(eq=False)
 class Candidate:
     """A value the reader could answer with, and everything needed to judge and quote it."""
 

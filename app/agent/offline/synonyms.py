@@ -141,6 +141,11 @@ class Query:
     wants_field: str | None = None
 
     @property
+    def key(self) -> tuple[object, ...]:
+        """Everything scoring depends on, for caching scores across turns."""
+        return (self.name, self.unit_text, tuple(self.conditions))
+
+    @property
     def dimensions(self) -> set[str]:
         if self.unit is not None:
             return {self.unit.dimension}
