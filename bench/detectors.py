@@ -53,7 +53,7 @@ EXPECTED = {
     "nav-withheld": ("tool_bypass",),
     "crosscheck-withheld": ("verification_skipped",),
     "tool-output-emptied": ("tool_read_failure",),
-    "decoy": ("quote_not_found", "value_not_in_quote", "disagrees_with_reader"),
+    "decoy": ("tool_content_mismatch", "quote_not_found", "value_not_in_quote", "disagrees_with_reader"),
     "wrong-row": ("quote_not_found", "value_not_in_quote", "disagrees_with_reader"),
     "wrong-row+quote": ("quote_not_found", "value_not_in_quote", "disagrees_with_reader"),
 }
@@ -245,8 +245,8 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
     with session_scope() as session:
         job = session.get(Job, job_id)
         parameter = session.get(JobParameter, parameter_id)
-        extraction = pipeline._store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = (pipeline._store_outcome(session, job_id, parameter_id, cross, role="cross_check")
+        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        cross_row = (pipeline.store_outcome(session, job_id, parameter_id, cross, role="cross_check")
                      if cross is not None else None)
         review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
                                  cross_check=cross_row)
@@ -257,7 +257,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
         submission = review.submission_of(extraction)
         verdicts = evaluate(Context(record=record, submission=submission, request=request.model_dump(),
                                     groundings=[], cross_check=review.submission_of(cross_row) if cross_row else None,
-                                    error_code=extraction.error_code, engine=extraction.engine))
+                                    error_code=extraction.error_code, engine=extraction.engine, document=index))
         grounding = [{"outcome": g.outcome, "method": g.method, "page": g.page, "detail": g.detail}
                      for g in session.scalars(select(Grounding).where(Grounding.extraction_id == extraction.id))]
     cell = Cell(claim.id, arm, outcome.extraction is not None, bool(outcome.extraction and outcome.extraction.found),
@@ -327,6 +327,9 @@ def report(cells: list[Cell], seconds: float) -> dict[str, Any]:
                 kind = "dispatch" if rule.name in DISPATCH_RULES else "answer"
                 print(f"   FP {rule.name:<24} [{kind:<8}] {_bound_text(k, len(evaluable), 'fp')}")
                 entry["false_positives"][rule.name] = rate(k, len(evaluable)).to_dict()
+            for c in answered:
+                for flag in c.flags:
+                    print(f"     flagged {c.claim_id}: {flag['rule']}: {flag['message'][:150]}")
             dispatch = [c for c in answered if c.rules & set(DISPATCH_RULES)]
             print(f"   runs with any dispatch flag: {_bound_text(len(dispatch), len(answered), 'fp')}")
             grounded_flags = [c for c in answered if c.rules & {"quote_not_found", "value_not_in_quote"}]
@@ -344,6 +347,12 @@ def report(cells: list[Cell], seconds: float) -> dict[str, Any]:
             planted = [c for c in answered if not c.note]
             detected = [c for c in planted if c.rules & set(expected)]
             print(f"   recall ({' | '.join(expected)}): {_bound_text(len(detected), len(planted), 'recall')}")
+            valued = [c for c in planted if c.found]
+            if valued and len(valued) != len(planted):
+                hit = [c for c in valued if c in detected]
+                print(f"     on value answers (found=true): {_bound_text(len(hit), len(valued), 'recall')}")
+                rest = _bound_text(len(detected) - len(hit), len(planted) - len(valued), "recall")
+                print(f"     on not-found answers: {rest}")
             per_rule = Counter(r for c in planted for r in c.rules if r in expected)
             for rule in expected:
                 print(f"     {rule:<24} {per_rule[rule]}/{len(planted)}")
@@ -411,8 +420,11 @@ def main() -> None:
         return indexes[key]
 
     def navigation_script(claim: Any, answer: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        return [("build_datasheet", {}), ("search_text", {"query": claim.parameter}),
-                ("extract_table_markdown", {"page": claim.page}), (sc.SUBMIT_TOOL, answer)]
+        """A careful reader's calls: overview, the page's tables, a search for the row, the page's text."""
+        words = " ".join(claim.source_text.split()[:4])
+        return [("build_datasheet", {}), ("extract_table_markdown", {"page": claim.page}),
+                ("search_text", {"query": words}),
+                ("get_section_text", {"start_page": claim.page, "end_page": claim.page}), (sc.SUBMIT_TOOL, answer)]
 
     started = time.perf_counter()
     cells: list[Cell] = []

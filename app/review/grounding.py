@@ -528,3 +528,105 @@ def quote_in_text(quote: str | None, text: str) -> bool:
         return False
     needle = normalised(quote)
     return bool(needle) and needle in normalised(text)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Provenance of tool output: was the content a tool showed the model taken from the intended document?
+
+# Fragments shorter than this (normalised) are too generic ("Min", "Typ", "V") to say anything.
+MIN_FRAGMENT_CHARS = 12
+MAX_FRAGMENTS_PER_CALL = 40
+# A run's tool output is taken from the intended document when at least this share of its fragments is found
+# there, over at least PROVENANCE_MIN_FRAGMENTS fragments. On the dev datasheets, clean tool output scored
+# >= 0.99 and output served from another datasheet <= 0.53 (large documents share many generic words).
+PROVENANCE_MIN_SHARE = 0.8
+PROVENANCE_MIN_FRAGMENTS = 5
+# Keys whose string values are document text; containers are walked, everything else (titles, section paths,
+# queries, notes, images) is metadata the tool composed and is not expected verbatim in the document.
+_TEXT_KEYS = frozenset({"text", "snippet", "markdown", "line", "lines", "rows", "cells"})
+_SPLIT = re.compile(r"\n|\s\|\s?|\|| / |---\s*page\s+\d+\s*---", re.IGNORECASE)
+
+_DOC_CACHE: OrderedDict[str, str] = OrderedDict()
+
+
+def _document_norm(index: DatasheetIndex) -> str:
+    norm = _DOC_CACHE.get(index.sha256)
+    if norm is None:
+        norm = "\n".join(_page_view(index, page).norm for page in index.pages)
+        _DOC_CACHE[index.sha256] = norm
+        if len(_DOC_CACHE) > 64:
+            _DOC_CACHE.popitem(last=False)
+    return norm
+
+
+def _content_strings(value: Any, inside: bool = False) -> list[str]:
+    if isinstance(value, str):
+        return [value] if inside else []
+    if isinstance(value, dict):
+        out: list[str] = []
+        for key, item in value.items():
+            if isinstance(item, str) and key not in _TEXT_KEYS:
+                continue
+            out.extend(_content_strings(item, key in _TEXT_KEYS))
+        return out
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _content_strings(item, inside)]
+    return []
+
+
+def output_fragments(output: Any) -> list[str]:
+    """Distinct document-text fragments of a tool result (lines, table cells, snippet parts)."""
+    seen: dict[str, str] = {}
+    for text in _content_strings(output):
+        for piece in _SPLIT.split(text):
+            piece = piece.strip()
+            norm = normalised(piece)
+            if len(norm) >= MIN_FRAGMENT_CHARS and set(norm) - set("-…:.") and norm not in seen:
+                seen[norm] = piece
+    fragments = list(seen.values())
+    if len(fragments) > MAX_FRAGMENTS_PER_CALL:
+        step = len(fragments) / MAX_FRAGMENTS_PER_CALL
+        fragments = [fragments[int(i * step)] for i in range(MAX_FRAGMENTS_PER_CALL)]
+    return fragments
+
+
+@dataclass
+class Provenance:
+    found: int
+    total: int
+    unmatched: list[str]
+
+    @property
+    def share(self) -> float:
+        return self.found / self.total if self.total else 1.0
+
+
+_WORD = re.compile(r"[^\W_]{3,}")
+_WORDS_CACHE: OrderedDict[str, frozenset[str]] = OrderedDict()
+
+
+def _document_words(index: DatasheetIndex) -> frozenset[str]:
+    words = _WORDS_CACHE.get(index.sha256)
+    if words is None:
+        words = frozenset(w.casefold() for page in index.pages for w in _WORD.findall(page.text or ""))
+        _WORDS_CACHE[index.sha256] = words
+        if len(_WORDS_CACHE) > 64:
+            _WORDS_CACHE.popitem(last=False)
+    return words
+
+
+def _fragment_in_document(fragment: str, document: str, words: frozenset[str]) -> bool:
+    if normalised(fragment) in document:
+        return True
+    # Table cells are rebuilt from word positions, so a cell may join words that are not adjacent in the text
+    # layer: such a fragment counts when every one of its (3+ letter) words is a word of the document.
+    tokens = [t.casefold() for t in _WORD.findall(fragment)]
+    return len(tokens) >= 2 and all(t in words for t in tokens)
+
+
+def provenance(index: DatasheetIndex, output: Any) -> Provenance:
+    """How many of a tool result's text fragments occur in the intended document."""
+    document, words = _document_norm(index), _document_words(index)
+    fragments = output_fragments(output)
+    unmatched = [f for f in fragments if not _fragment_in_document(f, document, words)]
+    return Provenance(len(fragments) - len(unmatched), len(fragments), unmatched)

@@ -16,7 +16,14 @@ from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex
 from app.review import plausibility
 from app.review.config import RuleSettings
-from app.review.grounding import GroundingResult, Outcome, quote_in_text
+from app.review.grounding import (
+    PROVENANCE_MIN_FRAGMENTS,
+    PROVENANCE_MIN_SHARE,
+    GroundingResult,
+    Outcome,
+    provenance,
+    quote_in_text,
+)
 from app.review.models import Severity
 from app.review.record import Call, RunRecord, Submission
 
@@ -248,6 +255,34 @@ def _reasoning_dropped(rule: Rule, ctx: Context) -> Verdict:
     ))
 
 
+def _tool_content_mismatch(rule: Rule, ctx: Context) -> Verdict:
+    if (blocked := _needs_answered_record(rule, ctx, counts_ok=False)) is not None:
+        return blocked
+    if ctx.document is None:
+        return _not_evaluable(rule, "the intended datasheet is not available")
+    record = ctx.record
+    assert record is not None
+    min_share = float(ctx.settings.option(rule.name, "min_share", PROVENANCE_MIN_SHARE))
+    checked: list[tuple[Call, Any]] = []
+    for call in record.calls_before_answer():
+        if call.kind == "tool" and call.tool in sc.NAVIGATION_TOOLS and call.outcome == "ok" and call.output:
+            checked.append((call, provenance(ctx.document, call.output)))
+    found = sum(p.found for _, p in checked)
+    total = sum(p.total for _, p in checked)
+    if total < PROVENANCE_MIN_FRAGMENTS:
+        return _not_evaluable(rule, f"the tools returned fewer than {PROVENANCE_MIN_FRAGMENTS} text fragments")
+    share = found / total
+    if share >= min_share:
+        return _clean(rule)
+    foreign = [(c, p) for c, p in checked if p.total and p.share < min_share]
+    return _flag(rule, rule.finding(
+        ctx, f"Only {found} of {total} text fragments the tools returned occur in this datasheet ({share:.0%}): "
+             "the model read content from another document.",
+        {"span_ids": [c.span_id for c, _ in foreign], "share": round(share, 3), "fragments": total,
+         "min_share": min_share, "examples": [f for _, p in foreign for f in p.unmatched][:3]},
+    ))
+
+
 def _root_ids(ctx: Context) -> list[str]:
     if ctx.record is None:
         return []
@@ -435,6 +470,8 @@ RULES: tuple[Rule, ...] = (
          "A provider turn returned HTTP 200 with no tool call where one was required.", _no_tool_call_http_200),
     Rule("reasoning_dropped", "1", Severity.warning, "The model is configured to reason but no trace came back.",
          _reasoning_dropped),
+    Rule("tool_content_mismatch", "1", Severity.error,
+         "Most document text the tools returned is not in the intended datasheet.", _tool_content_mismatch),
     Rule("engine_error", "1", Severity.error, "The engine ended with an error instead of an answer.", _engine_error),
     Rule("budget_exhausted", "1", Severity.error, "The run exhausted its budget before answering.",
          _budget_exhausted),
@@ -456,7 +493,7 @@ RULES: tuple[Rule, ...] = (
 
 RULES_BY_NAME = {rule.name: rule for rule in RULES}
 DISPATCH_RULES = ("tool_bypass", "verification_skipped", "tool_read_failure", "no_tool_call_http_200",
-                  "reasoning_dropped", "engine_error", "budget_exhausted")
+                  "reasoning_dropped", "tool_content_mismatch", "engine_error", "budget_exhausted")
 GROUNDING_RULES = ("quote_not_found", "value_not_in_quote", "grounded_other_page")
 
 

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
-import pymupdf
 import pytest
 import yaml
 
-from app.documents.index import DatasheetIndex, IndexBuildError, PageInfo, Word, open_index
+from app.documents.index import DatasheetIndex, open_index
 from app.review.grounding import Outcome, ground_value, normalised, number_occurs, numbers_in
 from tests.support.pdfs import text_pdf
 
 
-def index_of(path: Path) -> DatasheetIndex:
-    """The datasheet index of ``path``; read straight from the text layer while no index builder exists."""
-    try:
-        return open_index(path)
-    except IndexBuildError as exc:
-        if exc.code != "not_implemented":
-            raise
-    doc = pymupdf.open(path)
-    pages = [PageInfo(i + 1, p.rect.width, p.rect.height, p.get_text(),
-                      [Word(*w[:4], w[4], w[5], w[6]) for w in p.get_text("words")]) for i, p in enumerate(doc)]
-    return DatasheetIndex(hashlib.sha256(path.read_bytes()).hexdigest(), path, len(pages), "", [], pages, [],
-                          "none", 0.0, "ok")
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Indexes built here go to a cache of this module's own, never to a shared data directory."""
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +34,7 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
         "Absolute maximum voltage: VMax=5,25V (open circuit)\nResolution .020 %\nThreshold +/-50 ppm/C max",
         "Ordering\nPart 10,000 Ohm model\nTemperature coefficient ........................ 100 ppm",
     ], path=path)
-    return index_of(path)
+    return open_index(path)
 
 
 def test_exact_quote_on_reported_page_is_grounded_with_boxes(synthetic: DatasheetIndex) -> None:
@@ -129,7 +126,7 @@ def test_normalisation_of_text_layer_defects() -> None:
 @pytest.fixture(scope="module")
 def gold(datasheets_dir: Path, claims_file: Path) -> tuple[list[dict], dict[str, DatasheetIndex]]:
     data = yaml.safe_load(claims_file.read_text())
-    indexes = {key: index_of(datasheets_dir / doc["file"]) for key, doc in data["documents"].items()}
+    indexes = {key: open_index(datasheets_dir / doc["file"]) for key, doc in data["documents"].items()}
     return data["claims"], indexes
 
 
@@ -157,3 +154,20 @@ def test_gold_quotes_do_not_ground_in_other_datasheets(gold: tuple[list[dict], d
         in (Outcome.grounded, Outcome.grounded_other_page)
     ]
     assert not grounded_elsewhere
+
+
+def test_tool_output_provenance(synthetic: DatasheetIndex, tmp_path: Path) -> None:
+    from app.review.grounding import output_fragments, provenance
+
+    own = {"hits": [{"page": 2, "text": "Supply Voltage VDD 2.7 - 5.5 V", "section": "Made-up > Path",
+                     "snippet": "Electrical characteristics / Wiper resistance RW 75 160 Ohm VDD = 5.5 V"}]}
+    assert output_fragments(own) == ["Supply Voltage VDD 2.7 - 5.5 V", "Electrical characteristics",
+                                     "Wiper resistance RW 75 160 Ohm VDD = 5.5 V"]
+    assert provenance(synthetic, own).share == 1.0
+    other = tmp_path / "other.pdf"
+    text_pdf(["Fan speed 3000 rpm nominal\nAirflow 109.9 m3/h at full speed\nNoise level 43.5 dB(A)"], path=other)
+    foreign = {"text": open_index(other).page(1).text}
+    result = provenance(synthetic, foreign)
+    assert result.total == 3 and result.found == 0
+    table = {"tables": [{"markdown": "| Supply Voltage | VDD | 2.7 | 5.5 |\n|---|---|---|---|"}]}
+    assert provenance(synthetic, table).share == 1.0

@@ -123,16 +123,8 @@ def test_detect_format_and_errors(tmp_path: Path) -> None:
     assert missing.exit_code != 0 and "no such trace file" in missing.output
 
 
-def test_detect_grounds_against_the_datasheet(tmp_path: Path, datasheets_dir: Path) -> None:
-    from app.documents.index import IndexBuildError, open_index
-
+def test_detect_grounds_against_the_datasheet(dsx_env, tmp_path: Path, datasheets_dir: Path) -> None:  # noqa: ANN001
     pdf = datasheets_dir / "microphone_amplifier.pdf"
-    try:
-        open_index(pdf)
-    except IndexBuildError as exc:
-        if exc.code == "not_implemented":
-            pytest.skip("no datasheet index builder in this tree yet")
-        raise
     good = {"claim_id": "good", "n_tool_calls_by_tool": {"search_text": 1}, "found": True, "page_numbers": [5],
             "values": [{"min": 3, "max": 30, "unit": "V", "source_text": "VCC Supply voltage 3 to 30 V"}]}
     decoy = {**good, "claim_id": "decoy",

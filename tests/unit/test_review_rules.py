@@ -288,3 +288,33 @@ def test_refused_calls_are_not_navigation() -> None:
     withheld.tool("extract_table_markdown", outcome="error", error_code="tool_not_available")
     withheld.submit()
     assert flagged(withheld.record()) == {"verification_skipped"}
+
+
+def test_tool_content_mismatch(dsx_env, tmp_path) -> None:  # noqa: ANN001
+    from app.documents.index import open_index as index_of
+    from tests.support.pdfs import text_pdf
+
+    intended = tmp_path / "intended.pdf"
+    text_pdf(["Supply Voltage VDD 2.7 - 5.5 V\nWiper resistance RW 75 160 Ohm\nOperating temperature -40 to 125 C\n"
+              "Serial clock frequency 10 MHz max\nStandby current 2.5 uA typical"], path=intended)
+    decoy = tmp_path / "decoy.pdf"
+    text_pdf(["Fan speed 3000 rpm nominal\nAirflow 109.9 m3/h at full speed\nNoise level 43.5 dB(A)\n"
+              "Rated voltage 12 V DC supply\nBearing type SSO2 hydrodynamic"], path=decoy)
+    document = index_of(intended)
+
+    def run_with(text: str) -> Any:
+        run = RunBuilder()
+        run.turn()
+        run.tool("get_section_text", output={"text": text})
+        run.turn()
+        run.tool("search_text", output={"hits": [{"text": line} for line in text.splitlines()]})
+        run.submit()
+        return verdicts(run.record(), document=document)["tool_content_mismatch"]
+
+    clean = run_with(document.page(1).text)
+    assert clean.evaluable and not clean.findings
+    foreign = run_with(index_of(decoy).page(1).text)
+    (finding,) = foreign.findings
+    assert finding.severity is Severity.error and len(finding.evidence["span_ids"]) == 2
+    assert finding.evidence["share"] < 0.8
+    assert not verdicts(RunBuilder().record(), document=document)["tool_content_mismatch"].evaluable

@@ -10,11 +10,11 @@ from sqlalchemy import func, select
 from app.db import session_scope
 from app.dispatch.models import SpanRecord
 from app.documents import store
+from app.documents.index import open_index
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Attribution, Flag, Grounding, Severity
 from app.review.service import attribution_summary, review_extraction
 from tests.support.pdfs import text_pdf
-from tests.unit.test_review_grounding import index_of
 from tests.unit.test_review_rules import ANSWER, RunBuilder
 
 PAGES = ["Features\nLow power", "", "", "DC Characteristics\nSupply Voltage VDD 2.7 - 5.5 V\nIDD 450 uA max"]
@@ -25,7 +25,7 @@ def stored(dsx_env, tmp_path: Path):  # noqa: ANN001, ANN201
     """A job with one parameter and its PDF, and a factory storing an extraction plus its spans."""
     pdf = tmp_path / "sheet.pdf"
     data = text_pdf(PAGES, path=pdf)
-    index = index_of(pdf)
+    index = open_index(pdf)
     with session_scope() as session:
         blob = store.put(session, data, len(PAGES))
         job = Job(id="j" * 32, model="test/model", blob_sha256=blob.sha256, request_hash="h" * 64,
