@@ -42,6 +42,26 @@ class ValueOut(BaseModel):
     conditions: list[str] = Field(default_factory=list)
 
 
+class GroundingOut(BaseModel):
+    """Where a reported value's quote was re-found in the PDF (boxes in PDF points, for highlighting)."""
+
+    value_index: int
+    outcome: str
+    method: str | None = None
+    score: float | None = None
+    page: int | None = None
+    boxes: list[list[float]] = Field(default_factory=list)
+
+
+class AttributionOut(BaseModel):
+    """The failure-attribution rubric applied to one call of the run."""
+
+    span_id: str | None = None
+    category: str
+    charged_to: str
+    detail: str | None = None
+
+
 class DecisionOut(BaseModel):
     decision: str
     reviewer: str
@@ -65,6 +85,8 @@ class ParameterResult(BaseModel):
     error_code: str | None = None
     extraction_id: int | None = None
     review: DecisionOut | None = None
+    grounding: list[GroundingOut] = Field(default_factory=list)
+    attributions: list[AttributionOut] = Field(default_factory=list)
 
 
 class JobOut(BaseModel):
@@ -82,6 +104,7 @@ class JobOut(BaseModel):
     failure_detail: str | None = None
     parameters: list[ParameterSpec]
     results: list[ParameterResult] = Field(default_factory=list)
+    attribution_summary: dict = Field(default_factory=dict)
 
 
 class JobPage(BaseModel):

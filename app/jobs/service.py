@@ -20,14 +20,16 @@ from app.documents.validate import validate_pdf
 from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import (
+    AttributionOut,
     DecisionOut,
     FlagOut,
+    GroundingOut,
     JobOut,
     ParameterResult,
     ParameterSpec,
     ValueOut,
 )
-from app.review.models import Decision, Flag
+from app.review.models import Attribution, Decision, Flag, Grounding
 from app.timeutil import utcnow
 
 ENGINES = ("auto", "agentic", "single-pass")
@@ -225,6 +227,19 @@ def job_out(session: Session, job: Job) -> JobOut:
     decisions: dict[int, Decision] = {}
     for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
         decisions[decision.extraction_id] = decision
+    extraction_ids = [e.id for e in extractions.values()]
+    groundings: dict[int, list[GroundingOut]] = {}
+    attributions: dict[int, list[AttributionOut]] = {}
+    if extraction_ids:
+        for g in session.scalars(select(Grounding).where(Grounding.extraction_id.in_(extraction_ids))
+                                 .order_by(Grounding.value_index, Grounding.id)):
+            groundings.setdefault(g.extraction_id, []).append(
+                GroundingOut(value_index=g.value_index, outcome=g.outcome, method=g.method, score=g.score,
+                             page=g.page, boxes=g.boxes or []))
+        for a in session.scalars(select(Attribution).where(Attribution.extraction_id.in_(extraction_ids))
+                                 .order_by(Attribution.id)):
+            attributions.setdefault(a.extraction_id, []).append(
+                AttributionOut(span_id=a.span_id, category=a.category, charged_to=a.charged_to, detail=a.detail))
 
     results: list[ParameterResult] = []
     for parameter in job.parameters:
@@ -258,6 +273,8 @@ def job_out(session: Session, job: Job) -> JobOut:
                 review=DecisionOut(decision=decision.decision, reviewer=decision.reviewer, comment=decision.comment,
                                    correction=decision.correction, created_at=decision.created_at)
                 if decision else None,
+                grounding=groundings.get(extraction.id, []),
+                attributions=attributions.get(extraction.id, []),
             )
         )
     return JobOut(
@@ -278,4 +295,14 @@ def job_out(session: Session, job: Job) -> JobOut:
             for p in job.parameters
         ],
         results=results,
+        attribution_summary=_attribution_summary(session, job.id) if extraction_ids else {},
     )
+
+
+def _attribution_summary(session: Session, job_id: str) -> dict:
+    from app.review.service import attribution_summary
+
+    summary = attribution_summary(session, job_id)
+    names = {p.id: p.name for p in session.scalars(select(JobParameter).where(JobParameter.job_id == job_id))}
+    return {"job": summary["job"],
+            "parameters": {names.get(pid, str(pid)): item for pid, item in summary["parameters"].items()}}

@@ -70,6 +70,26 @@ class Review(_Response):
     created_at: datetime
 
 
+class Grounding(_Response):
+    """Where a reported value's quote was re-found in the PDF (server schema ``GroundingOut``)."""
+
+    value_index: int
+    outcome: str
+    method: str | None = None
+    score: float | None = None
+    page: int | None = None
+    boxes: list[list[float]] = Field(default_factory=list)
+
+
+class Attribution(_Response):
+    """The failure-attribution rubric applied to one call (server schema ``AttributionOut``)."""
+
+    span_id: str | None = None
+    category: str
+    charged_to: str
+    detail: str | None = None
+
+
 class ParameterResult(_Response):
     parameter: str
     found: bool
@@ -85,6 +105,8 @@ class ParameterResult(_Response):
     error_code: str | None = None
     extraction_id: int | None = None
     review: Review | None = None
+    grounding: list[Grounding] = Field(default_factory=list)
+    attributions: list[Attribution] = Field(default_factory=list)
 
 
 class Job(_Response):
@@ -104,6 +126,7 @@ class Job(_Response):
     failure_detail: str | None = None
     parameters: list[Parameter]
     results: list[ParameterResult] = Field(default_factory=list)
+    attribution_summary: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def id(self) -> str:

@@ -32,7 +32,7 @@ from dsx_client import (
     Value,
     WaitTimeout,
 )
-from dsx_client.models import DecisionRequest
+from dsx_client.models import Attribution, DecisionRequest, Grounding
 from pydantic import BaseModel
 
 # SDK model -> server schema it mirrors.
@@ -45,6 +45,8 @@ PAIRS: list[tuple[type[BaseModel], str]] = [
     (Value, "ValueOut"),
     (Value, "ExtractedValue"),
     (Review, "DecisionOut"),
+    (Grounding, "GroundingOut"),
+    (Attribution, "AttributionOut"),
     (Correction, "ReviewCorrection"),
     (DecisionRequest, "ReviewDecisionRequest"),
     (Decision, "ReviewDecision"),

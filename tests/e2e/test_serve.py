@@ -51,6 +51,12 @@ def test_dsx_serve_processes_a_posted_datasheet(tmp_path: Path) -> None:
     supply = results["Operating supply voltage"]
     assert supply["found"] and supply["source_page"] == 3
     assert (supply["values"][0]["min"], supply["values"][0]["max"]) == (4, 12)
+    assert supply["grounding"][0]["outcome"] == "grounded" and supply["grounding"][0]["page"] == 3
+    assert supply["grounding"][0]["boxes"], "the located quote has boxes for highlighting"
+    assert supply["attributions"] and {a["category"] for a in supply["attributions"]} <= {
+        "ok", "tool_output_error", "tool_selection", "condition_omission", "verification_skipped", "engine_error",
+        "unclassified"}
+    assert job["attribution_summary"]["job"]
     gain = results["Voltage gain"]
     assert gain["found"] and any(v.get("typical") == 26 for v in gain["values"])
     assert trace.status_code == 200
