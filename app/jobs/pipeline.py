@@ -49,7 +49,6 @@ def run(job_id: str, owner: str | None = None) -> str:
             transition(job, JobStatus.failed, failure_code="poison_job",
                        detail=f"Delivered {job.deliveries} times without finishing.")
             leases.release(session, job_id, owner)
-            metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
             return job.status
         if status is JobStatus.queued:
             transition(job, JobStatus.running)
@@ -85,7 +84,6 @@ def run(job_id: str, owner: str | None = None) -> str:
         target = JobStatus.needs_review if _has_review_flags(session, job_id) else JobStatus.done
         transition(job, target)
         leases.release(session, job_id, owner)
-        metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
         log.info("job %s %s in %.1fs", job_id, target.value, time.perf_counter() - started)
         return job.status
 
@@ -176,6 +174,5 @@ def _fail(job_id: str, code: str, detail: str, owner: str) -> str:
         job = get_job(session, job_id)
         if not JobStatus(job.status).is_terminal:
             transition(job, JobStatus.failed, failure_code=code, detail=detail)
-            metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
         leases.release(session, job_id, owner)
         return job.status

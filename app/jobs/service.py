@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from app import metrics
 from app.agent.registry import resolve_model
 from app.config import get_settings
 from app.documents import store
@@ -198,6 +199,7 @@ def transition(job: Job, target: JobStatus, *, failure_code: str | None = None, 
         job.started_at = now
     if target in TERMINAL_STATUSES:
         job.finished_at = now
+        metrics.observe_job_finished(target.value, metrics.seconds_between(job.created_at, now))
     if failure_code:
         job.failure_code = failure_code
         job.failure_detail = detail

@@ -104,5 +104,4 @@ def cancel_job(
 ) -> JobOut:
     job = service.cancel_job(session, job_id, principal.tenant)
     session.flush()
-    metrics.observe_job_finished(job.status, metrics.seconds_between(job.created_at, job.finished_at))
     return service.job_out(session, job)
