@@ -305,7 +305,8 @@ def _score_cached(query: Query, cand: Candidate) -> Scored | None:
 
 
 def decide(query: Query, evidence: Evidence) -> Decision:
-    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence)) if s is not None]
+    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence))
+              if s is not None and any(v is not None for v in s.candidate.values())]
     scored.sort(key=lambda s: (-s.total, s.candidate.page))
     if not scored:
         return Decision(None, 0.0, None, [], f"no table row or text line read names '{query.name}' with a value "

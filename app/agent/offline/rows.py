@@ -448,7 +448,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
-            if reading.kind == "single":
+            if reading.kind == "single" and reading.typical is not None:
                 lead = fold(before)
                 if re.search(r"\b(max|maximum|up to)\b", lead) or re.match(r"^\W*(max|maximum)\b", fold(after)):
                     cand.max, cand.typical = cand.typical, None

@@ -1,0 +1,147 @@
+"""Reading tables and text lines, choosing among candidates, declining, and quoting verbatim."""
+
+from __future__ import annotations
+
+from app.agent.offline.reader import Evidence, decide
+from app.agent.offline.rows import Table, parse_markdown_tables, table_candidates
+from app.agent.offline.synonyms import parse_request
+
+CHARACTERISTICS = """
+| Parameter | Symbol | Conditions | Min | Typ | Max | Unit |
+|---|---|---|---|---|---|---|
+| Operating Supply Voltage | VDD |  | 2.7 | — | 5.5 | V |
+| Supply Current | IDD | VDD = 5.5V, active |  | 450 | 900 | µA |
+| Supply Current | IDD | VDD = 5.5V, standby |  | 2.5 | 5 | µA |
+| Output Power | POUT | VDD=6V, RL=8Ω<br>VDD=9V, RL=8Ω | 250<br>500 | 325<br>700 |  | mW<br>mW |
+"""
+
+ABS_MAX_PAGE = [
+    "ABSOLUTE MAXIMUM RATINGS",
+    "Supply voltage VDD .......... -0.3V to +6.5V",
+    "Storage temperature ......... -65°C to +150°C",
+    "ELECTRICAL CHARACTERISTICS",
+    "Operating Supply Voltage",
+    "VDD",
+    "2.7",
+    "—",
+    "5.5",
+    "V",
+]
+
+
+def _evidence(markdown: str = CHARACTERISTICS, page: int = 3, lines: list[str] | None = None) -> Evidence:
+    evidence = Evidence()
+    evidence.tables[page] = parse_markdown_tables(markdown, page)
+    if lines is not None:
+        evidence.page_lines[page] = lines
+    return evidence
+
+
+def _values(decision) -> tuple:
+    cand = decision.best.candidate
+    return cand.min, cand.typical, cand.max, cand.unit.canonical if cand.unit else None
+
+
+def test_role_columns_give_min_typ_max_and_unit() -> None:
+    decision = decide(parse_request("Supply voltage", "V"), _evidence())
+    assert _values(decision) == (2.7, None, 5.5, "V")
+
+
+def test_requested_conditions_choose_between_rows() -> None:
+    standby = decide(parse_request("Supply current", "uA", ["standby"]), _evidence())
+    active = decide(parse_request("Supply current", "uA", ["active"]), _evidence())
+    assert _values(standby) == (None, 2.5, 5.0, "uA")
+    assert _values(active) == (None, 450.0, 900.0, "uA")
+    assert "other readings exist" in standby.reason
+
+
+def test_multi_line_cells_are_paired_line_by_line() -> None:
+    nine = decide(parse_request("Output power", "mW", ["VDD=9V"]), _evidence())
+    six = decide(parse_request("Output power", "mW", ["VDD=6V"]), _evidence())
+    assert _values(six) == (250.0, 325.0, None, "mW")
+    assert _values(nine) == (500.0, 700.0, None, "mW")
+
+
+def test_unit_dimension_rules_out_rows_of_another_quantity() -> None:
+    # "Supply voltage rejection ratio" names the words of the request, but its value is in dB, not volts.
+    markdown = ("| Parameter | Symbol | Typ | Unit |\n|---|---|---|---|\n"
+                "| Supply voltage rejection ratio | PSRR | 80 | dB |\n")
+    decision = decide(parse_request("Supply voltage"), _evidence(markdown))
+    assert decision.best is None
+    assert "declin" in decision.reason or "no table row" in decision.reason
+
+
+def test_declines_when_nothing_names_the_parameter() -> None:
+    decision = decide(parse_request("Output impedance", "ohm"), _evidence())
+    assert decision.best is None
+    assert decision.reason
+
+
+def test_absolute_maximum_request_prefers_the_ratings_section() -> None:
+    evidence = _evidence(lines=ABS_MAX_PAGE)
+    rating = decide(parse_request("Supply voltage (absolute maximum)", "V"), evidence)
+    operating = decide(parse_request("Supply voltage", "V"), evidence)
+    assert _values(rating) == (-0.3, None, 6.5, "V")
+    assert rating.quote == "Supply voltage VDD .......... -0.3V to +6.5V"
+    assert _values(operating) == (2.7, None, 5.5, "V")
+
+
+def test_table_quote_is_verbatim_page_text_with_its_unit() -> None:
+    decision = decide(parse_request("Supply voltage", "V"), _evidence(lines=ABS_MAX_PAGE))
+    assert decision.quote == "Operating Supply Voltage VDD 2.7 — 5.5 V"
+    assert " ".join(ABS_MAX_PAGE).find(decision.quote) >= 0
+
+
+def test_feature_line_with_nominal_and_range_reads_as_one_value() -> None:
+    evidence = Evidence(page_lines={6: ["PWM control input signal", "Target frequency: 25kHz, acceptable range 21kHz "
+                                                                  "to 28kHz"]})
+    decision = decide(parse_request("PWM frequency", "kHz"), evidence)
+    assert _values(decision) == (21.0, 25.0, 28.0, "kHz")
+
+
+def test_value_named_after_it_on_a_feature_line() -> None:
+    evidence = Evidence(page_lines={1: ["Features", "5mA operating current per channel.", "Send data at 800Kbps."]})
+    decision = decide(parse_request("Operating current per channel", "mA"), evidence)
+    assert _values(decision) == (None, 5.0, None, "mA")
+    assert decision.quote == "5mA operating current per channel."
+
+
+MATRIX = """
+| Model | Step Angle (deg) | Rated Current (A) | Phase Resistance (ohm) |
+|---|---|---|---|
+| 17HS2408 | 1.8 | 0.6 | 8 |
+| 17HS4401 | 1.8 | 1.7 | 1.5 |
+"""
+
+
+def test_matrix_table_cell_chosen_by_row_and_column() -> None:
+    decision = decide(parse_request("Rated current (17HS4401)", "A", ["model 17HS4401"]), _evidence(MATRIX, 1))
+    assert _values(decision) == (None, 1.7, None, "A")
+    wrong_model = decide(parse_request("Phase resistance", "ohm", ["17HS2408"]), _evidence(MATRIX, 1))
+    assert _values(wrong_model) == (None, 8.0, None, "ohm")
+
+
+def test_name_wrapped_over_rows_sharing_a_symbol_and_headerless_continuation() -> None:
+    first = "| Parameters | Sym | Min | Typ | Max | Units | Conditions |\n|---|---|---|---|---|---|---|\n" \
+            "| Resistance | RAB | 4.0 | 5 | 6.0 | kΩ | -502 devices |\n" \
+            "| (± 20%) | RAB | 8.0 | 10 | 12.0 | kΩ | -103 devices |\n"
+    continuation = "|  |  |  |  |  |  |  |\n|---|---|---|---|---|---|---|\n" \
+                   "| Wiper Resistance | RW | — | 75 | 160 | Ω | VDD = 5.5 V |\n"
+    evidence = Evidence()
+    evidence.tables[5] = parse_markdown_tables(first + "\n" + continuation, 5)
+    assert len(evidence.tables[5]) == 2
+    ten_k = decide(parse_request("Resistance (RAB), 10 kΩ option", "kohm", ["-103 devices"]), evidence)
+    wiper = decide(parse_request("Wiper resistance", "ohm"), evidence)
+    assert _values(ten_k) == (8.0, 10.0, 12.0, "kohm")
+    assert _values(wiper) == (None, 75.0, 160.0, "ohm")
+
+
+def test_merged_max_unit_header_carries_the_unit_in_the_cell() -> None:
+    markdown = "| Symbol | Parameter | Min. | Typ. | Max. Unit |\n|---|---|---|---|---|\n" \
+               "| Isource | Output current source VCC = 15 V | 20 | 40 | 60 mA |\n" \
+               "| Isink | Output sink current VCC = 15 V | 10 | 20 | mA |\n"
+    found, _roles = table_candidates(Table(7, parse_markdown_tables(markdown, 7)[0].rows))
+    source = [c for c in found if c.symbol == "Isource"][0]
+    sink = [c for c in found if c.symbol == "Isink"][0]
+    assert (source.min, source.typical, source.max, source.unit.canonical) == (20.0, 40.0, 60.0, "mA")
+    assert (sink.min, sink.typical, sink.max, sink.unit.canonical) == (10.0, 20.0, None, "mA")

@@ -1,0 +1,74 @@
+"""Value expressions and units as datasheets print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.agent.offline.units import parse_unit
+from app.agent.offline.values import parse_number, read_values
+
+
+def _one(text: str):
+    readings = read_values(text)
+    assert len(readings) == 1, [r.text for r in readings]
+    reading = readings[0]
+    return reading.min, reading.typical, reading.max, reading.unit.canonical if reading.unit else None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Supply voltage: 1.7 – 3.6 V", (1.7, None, 3.6, "V")),
+        ("Voltage on VDD with respect to VSS ........ -0.6V to +7.0V", (-0.6, None, 7.0, "V")),
+        ("Storage temperature -40 ~ +150 °C", (-40.0, None, 150.0, "degC")),
+        ("Temperature coefficient ±50 ppm/°C", (-50.0, None, 50.0, "ppm/degC")),
+        ("Offset +/-2.5 mV", (-2.5, None, 2.5, "mV")),
+        ("RES low voltage time >280µs", (280.0, None, None, "us")),
+        ("Leakage <0.5mA", (None, None, 0.5, "mA")),
+        ("VMax=5,25V", (None, 5.25, None, "V")),
+        ("Frequency response 250–10000 Hz", (250.0, None, 10000.0, "Hz")),
+        ("Operating Temperature –40°C ≤ TA ≤ +125°C", (-40.0, None, 125.0, "degC")),
+        ("Brown-out reset protection (1.5V typical)", (None, 1.5, None, "V")),
+        ("Output current 25 mA max.", (None, None, 25.0, "mA")),
+    ],
+)
+def test_value_expressions(text: str, expected: tuple) -> None:
+    assert _one(text) == expected
+
+
+def test_range_with_different_prefixes_is_reported_in_the_first_unit() -> None:
+    reading = read_values("580ns~1µs")[0]
+    assert (reading.min, reading.max, reading.unit.canonical) == (580.0, 1000.0, "ns")
+
+
+def test_identifiers_are_not_values() -> None:
+    numbers = [r.typical for r in read_values("3590P-2-103L 3590S-1-103L 10,000 .020")]
+    assert numbers == [10000.0, 0.02]
+
+
+def test_unit_printed_once_applies_to_the_figures_before_it() -> None:
+    readings = read_values("VCC Supply voltage +/-16 or 32 V")
+    assert [(r.kind, r.unit.canonical) for r in readings] == [("pm", "V"), ("single", "V")]
+
+
+@pytest.mark.parametrize(("text", "value"), [("5,25", 5.25), (".020", 0.02), ("10,000", 10000.0), ("-0.6", -0.6),
+                                             ("–40", -40.0), ("VSS", None), ("—", None)])
+def test_numbers(text: str, value: float | None) -> None:
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("token", "canonical", "factor"),
+    [("µA", "uA", 1e-6), ("μA", "uA", 1e-6), ("KΩ", "kohm", 1e3), ("Ω", "ohm", 1.0), ("℃", "degC", 1.0),
+     ("MHz", "MHz", 1e6), ("V/µs", "V/us", 1e6), ("Kbps", "Kbps", 1e3), ("Taps", "taps", 1.0), ("%", "%", 0.01)],
+)
+def test_units(token: str, canonical: str, factor: float) -> None:
+    unit = parse_unit(token)
+    assert unit is not None and unit.canonical == canonical
+    assert unit.factor == pytest.approx(factor)
+
+
+def test_unit_dimensions_tell_quantities_apart() -> None:
+    assert parse_unit("mA").dimension == parse_unit("uA").dimension
+    assert parse_unit("mA").dimension != parse_unit("mV").dimension
+    assert parse_unit("VDD") is None and parse_unit("Note") is None
