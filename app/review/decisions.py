@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from app.agent.schemas import ExtractedValue
@@ -102,20 +102,23 @@ class ReviewDecisionPage(BaseModel):
 # --- Queue ------------------------------------------------------------------------------------------------
 
 
-def _flag_belongs_to_extraction() -> ColumnElement[bool]:
-    """A flag concerns an extraction when raised on it, or on its parameter without naming an extraction
-    (the same attachment rule the job result uses)."""
-    return or_(
-        Flag.extraction_id == Extraction.id,
-        and_(Flag.extraction_id.is_(None), Flag.parameter_id == Extraction.parameter_id),
-    )
+def _review_flags(rule: str | None = None) -> list[Select]:
+    """Flags of severity warning or worse, as two selects by how they are attached: to an extraction, or to its
+    parameter without naming an extraction (the same attachment rule as the job result). Kept apart rather
+    than OR-ed so each side is an indexed lookup."""
+    direct = select(Flag.extraction_id).where(Flag.extraction_id.is_not(None))
+    by_parameter = select(Flag.parameter_id).where(Flag.extraction_id.is_(None), Flag.parameter_id.is_not(None))
+    selects = []
+    for query in (direct, by_parameter):
+        query = query.where(Flag.severity.in_(REVIEW_SEVERITIES))
+        selects.append(query.where(Flag.rule == rule) if rule else query)
+    return selects
 
 
 def _needs_review(rule: str | None = None) -> ColumnElement[bool]:
-    query = select(Flag.id).where(Flag.severity.in_(REVIEW_SEVERITIES), _flag_belongs_to_extraction())
-    if rule:
-        query = query.where(Flag.rule == rule)
-    return query.exists()
+    # Uncorrelated IN subqueries: evaluated once, not once per extraction.
+    direct, by_parameter = _review_flags(rule)
+    return or_(Extraction.id.in_(direct), Extraction.parameter_id.in_(by_parameter))
 
 
 def _scope(query: Select, *, tenant: str | None, model: str | None, job_id: str | None,
@@ -164,10 +167,14 @@ def review_queue(
     total = session.scalar(select(func.count()).select_from(listed.subquery())) or 0
     rows = session.execute(listed.order_by(Extraction.created_at, Extraction.id).limit(limit).offset(offset)).all()
 
-    counts = select(Flag.rule, func.count(distinct(Extraction.id))).select_from(Extraction).join(
-        Job, Job.id == Extraction.job_id).join(Flag, _flag_belongs_to_extraction())
-    counts = _scope(counts, tenant=tenant, model=model, job_id=job_id, status=status)
-    counts = counts.where(Flag.severity.in_(REVIEW_SEVERITIES)).group_by(Flag.rule)
+    pairs = []
+    for attached in (Flag.extraction_id == Extraction.id,
+                     and_(Flag.extraction_id.is_(None), Flag.parameter_id == Extraction.parameter_id)):
+        pair = select(Flag.rule.label("rule"), Extraction.id.label("extraction_id")).select_from(Extraction).join(
+            Job, Job.id == Extraction.job_id).join(Flag, attached).where(Flag.severity.in_(REVIEW_SEVERITIES))
+        pairs.append(_scope(pair, tenant=tenant, model=model, job_id=job_id, status=status))
+    flagged = union_all(*pairs).subquery()
+    counts = select(flagged.c.rule, func.count(distinct(flagged.c.extraction_id))).group_by(flagged.c.rule)
     counts_by_rule = {rule_name: int(n) for rule_name, n in session.execute(counts)}
 
     items = _queue_items(session, [(extraction, name) for extraction, name in rows])
