@@ -99,6 +99,12 @@ def install_handlers(app: FastAPI) -> None:
         return problem(503, "database_unavailable", "The database is unavailable",
                        "The database is unavailable; retry shortly.", str(request.url.path), retry_after=5)
 
+    @app.exception_handler(OverflowError)
+    async def _out_of_range(request: Request, exc: OverflowError) -> JSONResponse:
+        # An id or offset beyond what the database stores (SQLite's INTEGER is 64-bit): a client error, not a 500.
+        return problem(422, "value_out_of_range", "Invalid input", "A number in the request is out of range.",
+                       str(request.url.path))
+
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
