@@ -34,10 +34,12 @@ from dsx_client.errors import (
     WaitTimeout,
 )
 from dsx_client.models import (
+    Attribution,
     Correction,
     Decision,
     DecisionPage,
     Flag,
+    Grounding,
     Job,
     JobPage,
     Parameter,
@@ -53,6 +55,7 @@ from dsx_client.models import (
 __all__ = [
     "ApiError",
     "AsyncClient",
+    "Attribution",
     "AuthenticationError",
     "Client",
     "ConflictError",
@@ -64,6 +67,7 @@ __all__ = [
     "DsxError",
     "ExtractionNotFound",
     "Flag",
+    "Grounding",
     "IdempotencyConflict",
     "InvalidInput",
     "InvalidPdf",
