@@ -129,8 +129,9 @@ def _read_page(doc: pymupdf.Document, number: int) -> PageInfo:
 def _analyse_layout(page: PageInfo) -> None:
     if not page.lines:
         return
-    layout.assign_rows(page.lines)
-    page.table_regions = layout.detect_table_regions(page.lines, page.words, page.width)
+    columns = layout.text_columns(page.lines, page.width)
+    layout.assign_rows(page.lines, columns)
+    page.table_regions = layout.detect_table_regions(page.lines, page.words, page.width, columns)
     for ln in page.lines:
         xc, yc = (ln.x0 + ln.x1) / 2, (ln.y0 + ln.y1) / 2
         for r, (x0, y0, x1, y1) in enumerate(page.table_regions):

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from app.documents.index import Line, Word
 from app.documents.text import has_digit, is_decoration, is_value
 
-_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_WORD_RE = re.compile(r"[^\W\d_]")
+_NUMBER_RE = re.compile(r"^[-+−–]?\d+(?:[.,]\d+)?%?$")
 BOLD_FLAG = 16
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 
@@ -90,23 +91,70 @@ def locate_offsets(lines: list[Line], text: str) -> None:
             cursor = pos + len(ln.text.strip())
 
 
-def assign_rows(lines: Sequence[Line]) -> list[list[int]]:
-    """Group lines into visual rows (vertical overlap of at least half the smaller height). Returns line indices
-    per row, rows top to bottom, lines left to right; sets ``Line.row``."""
-    order = sorted(range(len(lines)), key=lambda i: ((lines[i].y0 + lines[i].y1) / 2, lines[i].x0))
-    rows: list[list[int]] = []
-    row_top = row_bottom = 0.0
-    for i in order:
+def text_columns(lines: Sequence[Line], page_width: float) -> list[int]:
+    """Per line: 1 or 2 for the left or right text column of a two-column page, 0 for lines spanning both (or
+    every line of a single-column page). Rows and tables are then found per column, so the two halves of a
+    two-column page never merge into one "row"."""
+    columns = [0] * len(lines)
+    body = [i for i, ln in enumerate(lines) if not ln.furniture]
+    width = int(page_width) + 2
+    if len(body) < 12 or width < 100:
+        return columns
+    delta = [0] * (width + 2)
+    for i in body:
         ln = lines[i]
-        h = max(ln.y1 - ln.y0, 1.0)
-        if rows:
-            overlap = min(row_bottom, ln.y1) - max(row_top, ln.y0)
-            if overlap >= 0.5 * min(h, row_bottom - row_top):
-                rows[-1].append(i)
-                # Keep the row band anchored on its first member so a tall line cannot swallow the next row.
-                continue
-        rows.append([i])
-        row_top, row_bottom = ln.y0, ln.y1
+        delta[max(0, int(ln.x0))] += 1
+        delta[min(width, int(ln.x1) + 1)] -= 1
+    cover, running = [], 0
+    for d in delta:
+        running += d
+        cover.append(running)
+    lo, hi = int(0.3 * page_width), int(0.7 * page_width)
+    least = min(cover[lo:hi])
+    if least > 0.05 * len(body):
+        return columns
+    run = [x for x in range(lo, hi) if cover[x] == least]
+    gutter = (run[0] + run[-1]) / 2 if run[-1] - run[0] < 80 else run[len(run) // 2]
+    left = [i for i in body if lines[i].x1 <= gutter]
+    right = [i for i in body if lines[i].x0 >= gutter]
+    if len(left) < 6 or len(right) < 6:
+        return columns
+    # Text columns are filled with long lines (a small table inside one still leaves most lines long); a table
+    # with a wide gap between two of its columns is not.
+    for side in (left, right):
+        widths = sorted(lines[i].x1 - lines[i].x0 for i in side)
+        if widths[(3 * len(widths)) // 4] < 0.22 * page_width:
+            return columns
+    for i in left:
+        columns[i] = 1
+    for i in right:
+        columns[i] = 2
+    return columns
+
+
+def assign_rows(lines: Sequence[Line], columns: Sequence[int] | None = None) -> list[list[int]]:
+    """Group lines into visual rows (vertical overlap of at least half the smaller height), within each text
+    column. Returns line indices per row (rows of a column top to bottom, lines left to right); sets
+    ``Line.row``, numbered consecutively within a column."""
+    groups: dict[int, list[int]] = {}
+    for i in range(len(lines)):
+        groups.setdefault(columns[i] if columns else 0, []).append(i)
+    rows: list[list[int]] = []
+    for _col, members in sorted(groups.items()):
+        order = sorted(members, key=lambda i: ((lines[i].y0 + lines[i].y1) / 2, lines[i].x0))
+        first = len(rows)
+        row_top = row_bottom = 0.0
+        for i in order:
+            ln = lines[i]
+            h = max(ln.y1 - ln.y0, 1.0)
+            if len(rows) > first:
+                overlap = min(row_bottom, ln.y1) - max(row_top, ln.y0)
+                if overlap >= 0.5 * min(h, row_bottom - row_top):
+                    # The row band stays anchored on its first member so a tall line cannot swallow the next row.
+                    rows[-1].append(i)
+                    continue
+            rows.append([i])
+            row_top, row_bottom = ln.y0, ln.y1
     for r, members in enumerate(rows):
         members.sort(key=lambda i: lines[i].x0)
         for i in members:
@@ -193,13 +241,24 @@ def _is_tabular(row: list[Cell]) -> bool:
 
 
 def detect_table_regions(lines: Sequence[Line], words: Sequence[Word], page_width: float,
-                         min_rows: int = 3) -> list[list[float]]:
-    """Candidate table bboxes from text alignment: runs of visual rows with several aligned cells.
+                         columns: Sequence[int] | None = None, min_rows: int = 3) -> list[list[float]]:
+    """Candidate table bboxes from text alignment: runs of visual rows with several aligned cells, looked for
+    within each text column (see ``text_columns``).
 
-    Cheap and deliberately permissive (it marks pages that hold tables); the table builder refines regions with
-    ruling lines when it runs.
+    Cheap (it marks the pages that hold tables); the table builder refines regions with ruling lines when it runs.
     """
-    body = [i for i, ln in enumerate(lines) if not ln.furniture]
+    groups: dict[int, list[int]] = {}
+    for i, ln in enumerate(lines):
+        if not ln.furniture:
+            groups.setdefault(columns[i] if columns else 0, []).append(i)
+    regions: list[list[float]] = []
+    for _col, body in sorted(groups.items()):
+        regions.extend(_regions_in(lines, words, page_width, body, min_rows))
+    return sorted(regions, key=lambda r: (r[1], r[0]))
+
+
+def _regions_in(lines: Sequence[Line], words: Sequence[Word], page_width: float, body: list[int],
+                min_rows: int) -> list[list[float]]:
     if len(body) < min_rows * 2:
         return []
     rows = row_cells(cells_from_words(lines, words, body))
@@ -209,8 +268,12 @@ def detect_table_regions(lines: Sequence[Line], words: Sequence[Word], page_widt
     run: list[list[Cell]] = []
     loose = 0  # consecutive non-tabular rows tolerated inside a run (wrapped names, notes)
 
+    overlaps = 0  # rows starting well above the previous row's bottom: rotated axis titles, plot legends
+
     def flush() -> None:
         tabular = [r for r in run if _is_tabular(r)]
+        if overlaps > 0.2 * len(run):
+            return  # table rows follow each other; a plot's labels pile up
         if len(tabular) >= min_rows and _aligned(tabular) and _table_like(tabular):
             x0 = min(c.x0 for r in tabular for c in r)
             x1 = max(c.x1 for r in tabular for c in r)
@@ -222,16 +285,20 @@ def detect_table_regions(lines: Sequence[Line], words: Sequence[Word], page_widt
     for row in rows:
         top = min(c.y0 for c in row)
         gap_ok = prev_bottom is None or top - prev_bottom <= 3.0 * line_h
+        overlapping = prev_bottom is not None and top - prev_bottom < -max(0.5 * line_h, 2.0)
         if _is_tabular(row) and gap_ok:
             run.append(row)
             loose = 0
+            overlaps += overlapping
         elif run and gap_ok and loose < 3 and not _is_paragraph(row, page_width):
             run.append(row)
             loose += 1
+            overlaps += overlapping
         else:
             flush()
             run = [row] if _is_tabular(row) else []
             loose = 0
+            overlaps = 0
         prev_bottom = max(c.y1 for c in row)
     flush()
     return regions
@@ -244,9 +311,24 @@ def _table_like(rows: list[list[Cell]]) -> bool:
         return False
     with_digits = sum(1 for r in rows if any(has_digit(c.text) for c in r))
     wide = sum(1 for r in rows if len(r) >= 3)
-    # Plot axes align numbers in rows too; table rows name what they hold.
+    # Plot axes align numbers in rows too; table rows name what they hold (a word, a symbol, a part number).
     worded = sum(1 for r in rows if any(_WORD_RE.search(c.text) for c in r))
-    return worded >= 0.5 * len(rows) and (with_digits >= 0.3 * len(rows) or wide >= 0.5 * len(rows))
+    if worded < 0.5 * len(rows) or (with_digits < 0.3 * len(rows) and wide < 0.5 * len(rows)):
+        return False
+    # Plots align their tick labels in rows of bare numbers; a table row names what its numbers are.
+    numeric = sum(1 for r in rows if all(_NUMBER_RE.match(c.text.strip()) for c in r))
+    if numeric >= 0.3 * len(rows):
+        return False
+    pairs = [r for r in rows if len(r) == 2]
+    if len(pairs) >= 0.7 * len(rows):
+        # Mostly two cells a row: a label/value table has short labels or value cells; two text columns have
+        # neither.
+        x0 = min(c.x0 for r in rows for c in r)
+        x1 = max(c.x1 for r in rows for c in r)
+        left = sorted(r[0].x1 - r[0].x0 for r in pairs)
+        values = sum(1 for r in pairs if is_value(r[1].text) or is_value(r[0].text))
+        return left[len(left) // 2] <= 0.35 * (x1 - x0) or values >= 0.5 * len(pairs)
+    return True
 
 
 def _is_paragraph(row: list[Cell], page_width: float) -> bool:
@@ -263,7 +345,7 @@ def _aligned(rows: list[list[Cell]]) -> bool:
     # Merge neighbouring bins so an edge straddling a bin boundary still counts once.
     columns = 0
     seen: set[tuple[str, int]] = set()
-    need = max(2, int(0.5 * len(rows) + 0.5))
+    need = max(2, int(0.35 * len(rows) + 0.5))  # sub-rows and wrapped cells skip columns
     for key in sorted(votes, key=lambda k: -len(votes[k])):
         if key in seen:
             continue
@@ -276,25 +358,30 @@ def _aligned(rows: list[list[Cell]]) -> bool:
 
 
 def mark_furniture(pages_lines: list[list[Line]], page_heights: list[float]) -> None:
-    """Flag running headers/footers: the same text (digits ignored) at about the same height on many pages."""
+    """Flag running headers/footers: the same text at about the same height near the top or bottom of many
+    pages. Digits are ignored (page numbers) only in documents long enough for that to be safe: in a two-page
+    document "Rating 1" and "Rating 23" at the same height are table rows, not a header."""
     n = len(pages_lines)
     if n < 2:
         return
     digits = re.compile(r"\d+")
+
+    def key(ln: Line) -> tuple[str, int]:
+        text = ln.text.strip().lower()
+        return (digits.sub("#", text) if n >= 4 else text, int(ln.y0 // 6))
+
     seen: dict[tuple[str, int], set[int]] = {}
     for p, lines in enumerate(pages_lines):
         h = page_heights[p] or 1.0
         for ln in lines:
-            if ln.y0 > 0.14 * h and ln.y1 < 0.88 * h:
+            if 0.14 * h < ln.y0 and ln.y1 < 0.88 * h:
                 continue
-            key = (digits.sub("#", ln.text.strip().lower()), int(ln.y0 // 6))
-            seen.setdefault(key, set()).add(p)
+            seen.setdefault(key(ln), set()).add(p)
     threshold = n if n <= 3 else max(3, int(0.4 * n))  # short documents: on every page
     repeated = {k for k, pages in seen.items() if len(pages) >= threshold}
     if not repeated:
         return
     for lines in pages_lines:
         for ln in lines:
-            key = (digits.sub("#", ln.text.strip().lower()), int(ln.y0 // 6))
-            if key in repeated:
+            if key(ln) in repeated:
                 ln.furniture = True

@@ -26,6 +26,7 @@ ROW_WEIGHT = 0.6  # the other cells of a table row: "Resistance" and "10 kΩ" si
 NEIGHBOUR_WEIGHT = 0.3  # the row above (a merged parameter cell) or the adjacent lines of a paragraph
 SYNONYM_WEIGHT = 0.5
 MAX_CONTEXT_TOKENS = 40
+PAGE_REPEAT_FACTOR = 0.85
 
 # Datasheet shorthand a reader types out in full (and the other way round). Deliberately small and generic.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -234,17 +235,27 @@ def run_query(index: DatasheetIndex, queries: list[str], max_hits: int, page: in
                 bonus += _phrase_fraction(qterms, line_toks) * 0.35 * float(scores[doc])
         rescored.append((float(total[doc]) + bonus, int(doc)))
     rescored.sort(key=lambda t: (-t[0], t[1]))
-    seen_rows: set[tuple[int, int]] = set()
+    # One hit per visual row, and a mild penalty for each further hit on the same page, so the first hits show
+    # the different places a parameter is stated rather than five lines of one page.
+    best: dict[tuple[int, int], tuple[float, int]] = {}
+    for score, doc in rescored:
+        p = int(search.doc_page[doc])
+        key = (p, index.pages[p - 1].lines[int(search.doc_line[doc])].row)
+        if key not in best:
+            best[key] = (score, doc)
+    per_page: dict[int, int] = {}
+    diversified: list[tuple[float, int]] = []
+    for score, doc in sorted(best.values(), key=lambda t: (-t[0], t[1])):
+        p = int(search.doc_page[doc])
+        diversified.append((score * PAGE_REPEAT_FACTOR ** per_page.get(p, 0), doc))
+        per_page[p] = per_page.get(p, 0) + 1
+    diversified.sort(key=lambda t: (-t[0], t[1]))
     locator = index.memo("section_locator", lambda: SectionLocator(index.toc))
     hits: list[dict] = []
-    for score, doc in rescored:
+    for score, doc in diversified:
         p, li = int(search.doc_page[doc]), int(search.doc_line[doc])
         page_info = index.pages[p - 1]
         ln = page_info.lines[li]
-        key = (p, ln.row)
-        if key in seen_rows:
-            continue
-        seen_rows.add(key)
         matched = [q for q, _t, s in per_query if s[doc] > 0]
         hit = {
             "page": p,
@@ -272,8 +283,12 @@ def _context(page: PageInfo, li: int, page_ctx: tuple[list[list[str]], dict[int,
     ln = lines[li]
     out: list[tuple[float, list[str]]] = []
     if ln.region >= 0:
-        mates = [t for i in rows.get(ln.row, ()) if i != li and lines[i].region == ln.region for t in line_tokens[i]]
+        members = [i for i in rows.get(ln.row, ()) if lines[i].region == ln.region]
+        mates = [t for i in members if i != li for t in line_tokens[i]]
         out.append((ROW_WEIGHT, mates[:MAX_CONTEXT_TOKENS]))
+        region_left = page.table_regions[ln.region][0] if ln.region < len(page.table_regions) else 0.0
+        if min(lines[i].x0 for i in members) <= region_left + 15:
+            return out  # the row names itself in its first column
         for r in range(ln.row - 1, max(ln.row - 4, -1), -1):
             above = [t for i in rows.get(r, ()) if lines[i].region == ln.region for t in line_tokens[i]]
             if above:

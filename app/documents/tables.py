@@ -282,6 +282,10 @@ def _split_frames(components: list[tuple[list[float], int, int]], rules: list[Ru
             out.append((bbox, n_h, n_v))
             continue
         inside = [r for r in rules if _rule_in(r, bbox, tol=0.5)]
+        if any(not r.horizontal and r.hi - r.lo >= 0.8 * height and bbox[0] + 3 < r.pos < bbox[2] - 3
+               for r in inside):
+            out.append((bbox, n_h, n_v))  # column lines from top to bottom: one tall table, not a frame
+            continue
         internal_v = sorted((r for r in inside if not r.horizontal and r.hi - r.lo < 0.8 * height
                              and bbox[0] + 3 < r.pos < bbox[2] - 3), key=lambda r: r.lo)
         spans: list[list[float]] = []

@@ -18,8 +18,8 @@ _WS_RE = re.compile(r"\s+")
 
 # Applied after NFKC (which already folds µ→μ, Ω→Ω, ℃→°C, ligatures→letters).
 _SYMBOLS = (
-    ("Ω", " ohm "),
-    ("ω", " ohm "),
+    ("Ω", "ohm"),  # glued: "kΩ" must read "kohm" as typed, "10Ω" splits into number and unit later
+    ("ω", "ohm"),
     ("μ", "u"),
     ("°c", " degc "),
     ("°f", " degf "),
