@@ -118,9 +118,11 @@ def _cell_role(text: str) -> str | None:
         if key and pattern.match(key):
             return role
     words = key.split()
-    if len(words) == 2 and ROLE_PATTERNS["unit"].match(words[1]):
-        # "Max. Unit": a merged header cell whose values carry their unit ("60 mA").
-        for role in NUMERIC_ROLES:
+    if 2 <= len(words) <= 3 and all(ROLE_PATTERNS["unit"].match(w) or ROLE_PATTERNS["conditions"].match(w)
+                                    for w in words[1:]):
+        # "Max. Unit" / "Max Unit Conditions": merged header cells whose values carry their unit and
+        # conditions after the number ("60 mA", "300 ns CL=15pF").
+        for role in (*NUMERIC_ROLES, "value"):
             if ROLE_PATTERNS[role].match(words[0]):
                 return role
     return None
@@ -177,7 +179,9 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
     for row in rows:
         if _is_header_row(row) and not _looks_like_data_row(row, roles):
             row_roles = [_cell_role(c) for c in row]
-            if sum(1 for r in row_roles if r) >= 2:
+            found_roles = [r for r in row_roles if r]
+            if len(found_roles) >= 2 or (found_roles and found_roles[0] in (*NUMERIC_ROLES, "value")
+                                         and sum(1 for c in row if c) <= 3):
                 roles = [r or (roles[i] if roles[i] in ("parameter", "symbol") else None)
                          for i, r in enumerate(row_roles)]
             for i, cell in enumerate(row):
@@ -383,7 +387,7 @@ def _cell_number(line: str) -> tuple[float | None, Unit | None, str | None, str]
     if number is not None:
         return number, None, None, text
     readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le")]
-    if len(readings) == 1 and len(text) <= 16:
+    if readings and (len(readings) == 1 and len(text) <= 16 or readings[0].start == 0 and readings[0].unit):
         r = readings[0]
         value = r.typical if r.typical is not None else r.min if r.min is not None else r.max
         return value, r.unit, r.unit_text, r.text.lstrip("<>≤≥＜＞ ")
@@ -431,6 +435,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             continue
         previous = lines[idx - 1].strip() if idx > 0 else ""
         nearby = " ".join(lines[max(0, idx - 3):idx])
+        heading = _heading_above(lines, idx)
         line_cands: list[Candidate] = []
         for n, reading in enumerate(readings):
             left = readings[n - 1].end if n > 0 else 0
@@ -443,7 +448,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand = _from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
-            cand.alt_labels = [f"{nearby} {before}"]
+            cand.alt_labels = [f"{nearby} {before}"] + ([f"{heading} {before} {after}"] if heading else [])
             cand.line_text = line
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
@@ -460,6 +465,17 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))
     return candidates
+
+
+def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
+    """The nearest short title line above a line ("PWM control input signal" over its bullet list): it names
+    what the bullets below it are about."""
+    for back in range(idx - 1, max(-1, idx - reach - 1), -1):
+        text = lines[back].strip()
+        if (4 <= len(text) <= 60 and text[0].isalpha() and text[0].isupper() and not text.endswith((".", ",", ":"))
+                and not read_values(text) and len(text.split()) <= 8):
+            return text
+    return None
 
 
 def _nominal_with_range(cands: list[Candidate]) -> list[Candidate]:

@@ -169,8 +169,11 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
     if kind == "le":
         return Reading("le", max=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
                        text=match.group(0), numbers=[groups["a"]])
-    # A digit glued to letters on its left ("VDD5", "pin8", "IP40") is an identifier, not a value.
+    # A digit glued to letters on its left ("VDD5", "pin8", "IP40") is an identifier, not a value; a number
+    # added to a symbol ("VDD + 0.3V", "VCC-1.5") is an offset, not a value either.
     if start > 0 and (text[start - 1].isalpha() or text[start - 1] in "_#"):
+        return None
+    if re.search(r"[A-Za-z]\w*(?:[+\-−–]|\s+[+\-−–]\s+)$", text[:match.start("a")]):
         return None
     return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
                    text=match.group(0), numbers=[groups["a"]])
@@ -186,9 +189,20 @@ def _share_units(readings: list[Reading], text: str) -> None:
                 current.unit, current.unit_text = nxt.unit, nxt.unit_text
 
 
+_TO_EXPRESSION = re.compile(r"^\s*(?:~|～|∼|to|–|—)\s*[A-Za-z]")
+_FROM_EXPRESSION = re.compile(r"[A-Za-z][\w+\-.]*\s*(?:~|～|∼|to|–|—)\s*$")
+
+
 def _apply_qualifier_words(reading: Reading, text: str) -> None:
-    """'2.5 uA typical', 'max. 5 mA', '(1.5V typical)': the word next to a single number names its field."""
+    """'2.5 uA typical', 'max. 5 mA', '(1.5V typical)': the word next to a single number names its field.
+    '-0.3V ~ VDD+0.7': a number ranging to a symbolic bound is the lower end (and 'VSS ~ 5.5 V' the upper)."""
     if reading.kind != "single":
+        return
+    if _TO_EXPRESSION.match(text[reading.end:reading.end + 6]):
+        reading.typical, reading.min = None, reading.typical
+        return
+    if _FROM_EXPRESSION.search(text[max(0, reading.start - 12):reading.start]):
+        reading.typical, reading.max = None, reading.typical
         return
     after = _TRAILING_QUALIFIER.match(text[reading.end:reading.end + 14])
     before = _LEADING_QUALIFIER.search(text[max(0, reading.start - 14):reading.start])
