@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped whenever the shape or the meaning of cached indexes changes; old cache files are then ignored.
-INDEX_FORMAT_VERSION = 3
+INDEX_FORMAT_VERSION = 4
 
 
 class IndexBuildError(Exception):

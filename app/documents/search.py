@@ -62,20 +62,26 @@ class SearchIndex:
     """BM25 postings in CSR form. Picklable as a few numpy buffers; the vocabulary dict is rebuilt lazily."""
 
     def __init__(self, vocab: list[str], indptr: np.ndarray, docs: np.ndarray, weights: np.ndarray,
-                 doc_page: np.ndarray, doc_line: np.ndarray, boost: np.ndarray):
+                 doc_page: np.ndarray, doc_line: np.ndarray, doc_row: np.ndarray, boost: np.ndarray,
+                 tok_ptr: np.ndarray, tok_ids: np.ndarray):
         self.vocab = vocab
         self.indptr = indptr
         self.docs = docs
         self.weights = weights
         self.doc_page = doc_page
         self.doc_line = doc_line
+        self.doc_row = doc_row  # visual row of the line on its page: one hit per row
         self.boost = boost
+        # Each line's own tokens as term ids (CSR), for the phrase bonus without decoding any page.
+        self.tok_ptr = tok_ptr
+        self.tok_ids = tok_ids
         self._term_ids: dict[str, int] | None = None
 
     # -- persistence -------------------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        return {"vocab": "\x00".join(self.vocab), "indptr": self.indptr, "docs": self.docs, "weights": self.weights,
-                "doc_page": self.doc_page, "doc_line": self.doc_line, "boost": self.boost}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("vocab", "_term_ids")}
+        state["vocab"] = "\x00".join(self.vocab)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         vocab = state.pop("vocab")
@@ -99,6 +105,9 @@ class SearchIndex:
         locator = SectionLocator(index.toc)
         doc_page: list[int] = []
         doc_line: list[int] = []
+        doc_row: list[int] = []
+        tok_ptr: list[int] = [0]
+        tok_ids: list[int] = []
         boost: list[float] = []
         lengths: list[int] = []
         term_ids: dict[str, int] = {}
@@ -125,12 +134,15 @@ class SearchIndex:
                 doc = len(doc_page)
                 doc_page.append(page.number)
                 doc_line.append(li)
+                doc_row.append(ln.row)
                 lengths.append(len(toks))
                 boost.append(FURNITURE_FACTOR if ln.furniture else (VALUE_ROW_BOOST if ln.row in value_rows else 1.0))
                 tf: dict[int, float] = {}
                 for t in toks:
                     tid = term_ids.setdefault(t, len(term_ids))
                     tf[tid] = tf.get(tid, 0.0) + 1.0
+                    tok_ids.append(tid)
+                tok_ptr.append(len(tok_ids))
                 text_terms = set(tf)
                 for weight, ctx in _context(page, li, page_ctx):
                     for t in ctx:
@@ -169,7 +181,8 @@ class SearchIndex:
         np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
         return cls(vocab, indptr, docs[order], weights[order].astype(np.float32),
                    np.asarray(doc_page, dtype=np.int32), np.asarray(doc_line, dtype=np.int32),
-                   np.asarray(boost, dtype=np.float32))
+                   np.asarray(doc_row, dtype=np.int32), np.asarray(boost, dtype=np.float32),
+                   np.asarray(tok_ptr, dtype=np.int64), np.asarray(tok_ids, dtype=np.int32))
 
     # -- querying ----------------------------------------------------------------------------------------------
     def score(self, query: str, page: int | None = None) -> tuple[np.ndarray, list[str]]:
@@ -219,28 +232,22 @@ def run_query(index: DatasheetIndex, queries: list[str], max_hits: int, page: in
     size = min(candidates.size, max(30, 3 * max_hits))
     top = candidates[np.argpartition(-total[candidates], size - 1)[:size]] if candidates.size > size else candidates
     pool = top[np.argsort(-total[top], kind="stable")]
-    line_cache: dict[int, list[str]] = index.memo("line_tokens", dict)
+    query_ids = [[search.term_ids.get(t, -1) for t in qterms] for _q, qterms, _s in per_query]
     rescored: list[tuple[float, int]] = []
     for doc in pool:
         doc = int(doc)
-        line_toks = line_cache.get(doc)
-        if line_toks is None:
-            p, li = int(search.doc_page[doc]), int(search.doc_line[doc])
-            line_toks = tokens(index.pages[p - 1].lines[li].text)
-            if len(line_cache) < 200_000:
-                line_cache[doc] = line_toks
+        line_ids = search.tok_ids[search.tok_ptr[doc]: search.tok_ptr[doc + 1]].tolist()
         bonus = 0.0
-        for _q, qterms, scores in per_query:
+        for (_q, qterms, scores), ids in zip(per_query, query_ids, strict=True):
             if scores[doc] > 0 and len(qterms) > 1:
-                bonus += _phrase_fraction(qterms, line_toks) * 0.35 * float(scores[doc])
-        rescored.append((float(total[doc]) + bonus, int(doc)))
+                bonus += _phrase_fraction(ids, line_ids) * 0.35 * float(scores[doc])
+        rescored.append((float(total[doc]) + bonus, doc))
     rescored.sort(key=lambda t: (-t[0], t[1]))
     # One hit per visual row, and a mild penalty for each further hit on the same page, so the first hits show
     # the different places a parameter is stated rather than five lines of one page.
     best: dict[tuple[int, int], tuple[float, int]] = {}
     for score, doc in rescored:
-        p = int(search.doc_page[doc])
-        key = (p, index.pages[p - 1].lines[int(search.doc_line[doc])].row)
+        key = (int(search.doc_page[doc]), int(search.doc_row[doc]))
         if key not in best:
             best[key] = (score, doc)
     per_page: dict[int, int] = {}
@@ -301,8 +308,8 @@ def _context(page: PageInfo, li: int, page_ctx: tuple[list[list[str]], dict[int,
     return out
 
 
-def _phrase_fraction(qterms: list[str], line_toks: list[str]) -> float:
-    pairs = list(zip(qterms, qterms[1:], strict=False))
+def _phrase_fraction(qterms: list[int], line_toks: list[int]) -> float:
+    pairs = [p for p in zip(qterms, qterms[1:], strict=False) if -1 not in p]
     if not pairs:
         return 0.0
     present = set(zip(line_toks, line_toks[1:], strict=False))

@@ -21,6 +21,7 @@ import bisect
 import logging
 import re
 import statistics
+import threading
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -121,21 +122,43 @@ class _Strokes:
         return sum(1 for x, y in self.curves if bbox[0] + 8 <= x <= bbox[2] - 8 and bbox[1] <= y <= bbox[3])
 
 
+class _PdfHandle:
+    """One open document per index, reused across pages (opening a long PDF re-reads its outline each time).
+    PyMuPDF documents are not thread-safe: every use holds the lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.path: str | None = None
+        self.doc: pymupdf.Document | None = None
+
+    def document(self, path: str) -> pymupdf.Document:
+        if self.doc is None or self.path != path:
+            if self.doc is not None:
+                self.doc.close()
+            self.doc, self.path = pymupdf.open(path), path
+        return self.doc
+
+
 def _read_rules(index: DatasheetIndex, page_number: int) -> _Strokes:
-    try:
-        doc = pymupdf.open(str(index.path))
-    except Exception as exc:  # noqa: BLE001 - without the file we can still place words
-        log.warning("cannot reopen %s for ruling lines: %s", index.path, exc)
-        return _Strokes([], [], False)
-    try:
-        drawings = doc.load_page(page_number - 1).get_cdrawings()
-    except Exception as exc:  # noqa: BLE001
-        log.warning("drawings of page %d unreadable: %s", page_number, exc)
-        return _Strokes([], [], False)
-    finally:
-        doc.close()
+    handle: _PdfHandle = index.memo("pdf_handle", _PdfHandle)
+    with handle.lock:
+        try:
+            doc = handle.document(str(index.path))
+        except Exception as exc:  # noqa: BLE001 - without the file we can still place words
+            log.warning("cannot reopen %s for ruling lines: %s", index.path, exc)
+            return _Strokes([], [], False)
+        try:
+            page = doc.load_page(page_number - 1)
+            drawings = page.get_cdrawings()
+            # Drawings come in unrotated page space, text in rotated space.
+            matrix = page.rotation_matrix if page.rotation else None
+        except Exception as exc:  # noqa: BLE001
+            log.warning("drawings of page %d unreadable: %s", page_number, exc)
+            return _Strokes([], [], False)
     if len(drawings) > MAX_DRAWINGS:
         return _Strokes([], [], False)
+    if matrix is not None:
+        drawings = [_rotate(path, matrix) for path in drawings]
     raw: list[Rule] = []
     curves: list[tuple[float, float]] = []  # bezier start points: curves mark drawings, not tables
     for path in drawings:
@@ -162,6 +185,16 @@ def _read_rules(index: DatasheetIndex, page_number: int) -> _Strokes:
                     _add_rule(raw, x0, y0, x0, y1)
                     _add_rule(raw, x1, y0, x1, y1)
     return _Strokes(_merge_rules(raw), curves, True, len(drawings))
+
+
+def _rotate(path: dict, matrix: pymupdf.Matrix) -> dict:
+    items = []
+    for item in path.get("items", ()):
+        if item[0] == "re":
+            items.append(("re", tuple(pymupdf.Rect(item[1]) * matrix), *item[2:]))
+        else:
+            items.append((item[0], *(tuple(pymupdf.Point(p) * matrix) for p in item[1:])))
+    return {**path, "items": items}
 
 
 def _add_rule(rules: list[Rule], x0: float, y0: float, x1: float, y1: float) -> None:
@@ -801,7 +834,7 @@ def _find_tables_fallback(index: DatasheetIndex, page_number: int) -> list[Table
         doc = pymupdf.open(str(index.path))
         try:
             pg = doc.load_page(page_number - 1)  # keep the page alive: the finder holds weak references to it
-            found = pg.find_tables()
+            found = pg.find_tables(use_layout=False)
             tables = []
             for t in found.tables:
                 data = [[collapse_ws(c or "") for c in row] for row in t.extract()]
