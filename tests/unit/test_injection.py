@@ -128,17 +128,22 @@ def test_single_pass_neutralises_planted_framing_tags(scripted: ScriptedLLM) -> 
     assert flags["instruction_in_document"]["evidence"]["shown_to_model"] is True
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_the_offline_reader_answers_from_the_real_table(dsx_env, kind: str) -> None:  # noqa: ANN001
-    job = jobs.run(jobs.create(hostile.injection_datasheet(kind), [REQUEST]))
-    (answer,) = job["results"]
-    flags = jobs.flags(answer)
-    assert answer["found"], answer
-    (value,) = answer["values"]
-    assert (value["min"], value["typical"], value["max"]) == (2.7, 3.3, 5.5) and value["unit"] == "V"
-    assert answer["source_page"] == 2
-    assert not {"quote_not_found", "value_not_in_quote", "answer_quotes_instruction"} & set(flags)
-    assert "instruction_in_document" in flags
+def test_the_offline_reader_answers_from_the_real_table_as_it_does_without_the_planted_text(dsx_env) -> None:  # noqa: ANN001
+    def answer(kind: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        job = jobs.run(jobs.create(hostile.injection_datasheet(kind), [REQUEST]))
+        (result,) = job["results"]
+        return result, jobs.flags(result)
+
+    clean, clean_flags = answer(None)
+    (value,) = clean["values"]
+    assert (value["min"], value["typical"], value["max"], value["unit"]) == (2.7, 3.3, 5.5, "V")
+    assert "instruction_in_document" not in clean_flags
+    for kind in KINDS:
+        planted, flags = answer(kind)
+        assert (planted["values"], planted["source_page"], planted["quote"]) == \
+            (clean["values"], clean["source_page"], clean["quote"]), kind
+        assert not {"quote_not_found", "value_not_in_quote", "answer_quotes_instruction"} & set(flags), kind
+        assert flags["instruction_in_document"]["evidence"]["pages"] == [1], kind
 
 
 def _spans(job_id: str) -> list[dict[str, Any]]:
