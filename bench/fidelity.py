@@ -1,6 +1,7 @@
 """Fidelity of the offline reader on the dev claims, through the production path.
 
-Run from the repository root:  .venv/bin/python bench/fidelity.py [--engine agentic] [--only SUBSTRING] [--floor 0.5]
+Run from the repository root:  .venv/bin/python bench/fidelity.py [--engine agentic|single-pass] [--name-only]
+[--only SUBSTRING] [--floor 0.5]
 
 Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
 loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
@@ -65,6 +66,8 @@ def main() -> int:
     parser.add_argument("--floor", type=float, default=0.5, help="confidence below which an answer counts as "
                         "declinable (default 0.5)")
     parser.add_argument("--claims", type=Path, default=CLAIMS)
+    parser.add_argument("--name-only", action="store_true", help="send only the parameter name (no unit hint, no "
+                        "conditions): how the reader copes with a terse request")
     args = parser.parse_args()
 
     _isolated_store()
@@ -76,6 +79,11 @@ def main() -> int:
     from app.evaluation.grading import grade
 
     claims = load_claims(args.claims)
+
+    def request(claim: Any) -> Any:
+        full = request_for(claim)
+        return full.model_copy(update={"unit": None, "conditions": []}) if args.name_only else full
+
     model = resolve_model("offline/datasheet-reader")
     selected = [c for c in claims.claims if not args.only or args.only in c.id]
     indexes = {}
@@ -85,14 +93,14 @@ def main() -> int:
 
     # Warm-up: imports, unit registry, LiteLLM provider registration (not part of any claim's time).
     first = selected[0]
-    run_parameter(index=indexes[first.document], request=request_for(first), model=model, engine=args.engine,
+    run_parameter(index=indexes[first.document], request=request(first), model=model, engine=args.engine,
                   context=RunContext())
 
     rows: list[dict[str, Any]] = []
     print(f"{'claim':52s} {'exact':5s} {'ndl':3s} {'quote':5s} {'page':4s} {'conf':>5s} {'ms':>7s}  answer")
     for claim in selected:
         started = time.perf_counter()
-        outcome = run_parameter(index=indexes[claim.document], request=request_for(claim), model=model,
+        outcome = run_parameter(index=indexes[claim.document], request=request(claim), model=model,
                                 engine=args.engine, context=RunContext())
         wall_ms = (time.perf_counter() - started) * 1000
         extraction = outcome.extraction.model_dump() if outcome.extraction else None

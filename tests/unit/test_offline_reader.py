@@ -145,3 +145,19 @@ def test_merged_max_unit_header_carries_the_unit_in_the_cell() -> None:
     sink = [c for c in found if c.symbol == "Isink"][0]
     assert (source.min, source.typical, source.max, source.unit.canonical) == (20.0, 40.0, 60.0, "mA")
     assert (sink.min, sink.typical, sink.max, sink.unit.canonical) == (10.0, 20.0, None, "mA")
+
+
+def test_text_layer_table_rows_one_cell_per_line() -> None:
+    lines = ["ELECTRICAL CHARACTERISTICS", "PARAMETER", "SYMBOL", "MIN", "TYP", "MAX", "UNIT",
+             "Operating Supply Voltage", "VDD", "2.7", "—", "5.5", "V",
+             "Quiescent Current", "IQ", "VDD=5V", "—", "4", "8", "mA"]
+    evidence = Evidence(page_lines={3: lines})
+    assert _values(decide(parse_request("Quiescent current", "mA"), evidence)) == (None, 4.0, 8.0, "mA")
+    assert _values(decide(parse_request("Supply voltage", "V"), evidence)) == (2.7, None, 5.5, "V")
+
+
+def test_bound_to_a_symbol_is_a_limit_not_an_offset() -> None:
+    markdown = ("| Parameter | Symbol | Ratings | Unit |\n|---|---|---|---|\n"
+                "| Logical input voltage | VI | -0.3V～VDD+0.7 | V |\n")
+    decision = decide(parse_request("Logical input voltage", "V"), _evidence(markdown, 2))
+    assert _values(decision) == (-0.3, None, None, "V")

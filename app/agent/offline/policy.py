@@ -269,6 +269,10 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     cand = decision.best.candidate
     confidence = decision.confidence
     reason = decision.reason
+    if conv.document_text is not None:
+        # Single-pass: the text layer alone, without the table structure the table tool recovers.
+        confidence *= 0.8
+        reason += "; read from the text layer only (no table structure)"
     checked = _cross_checked(conv, cand)
     if checked is False:
         confidence = max(0.05, confidence - 0.1)

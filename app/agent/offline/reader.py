@@ -22,6 +22,7 @@ from app.agent.offline.rows import (
     abs_max_line_numbers,
     line_candidates,
     table_candidates,
+    vertical_row_candidates,
 )
 from app.agent.offline.synonyms import Query, content_tokens, fold
 from app.agent.offline.units import parse_unit
@@ -264,7 +265,10 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
 @lru_cache(maxsize=4096)
 def _line_candidates_cached(page: int, lines: tuple[str, ...], full_page: bool) -> tuple[Candidate, ...]:
     marks = abs_max_line_numbers(list(lines)) if full_page else set()
-    return tuple(line_candidates(page, list(lines), marks))
+    found = line_candidates(page, list(lines), marks)
+    if full_page:
+        found += vertical_row_candidates(page, list(lines), marks)
+    return tuple(found)
 
 
 def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
@@ -336,6 +340,8 @@ def _confidence(best: Scored, rivals: list[Scored], agreeing: list[Scored]) -> f
         value -= 0.15 + 0.05 * min(len(rivals), 3)
     if not best.candidate.aligned:
         value -= 0.1
+    if best.candidate.assignment:
+        value -= 0.15  # "VCC = +5 V" is how test conditions are written; it is a spec only sometimes
     return round(min(0.97, max(0.05, value)), 2)
 
 

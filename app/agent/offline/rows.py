@@ -496,6 +496,60 @@ def _nominal_with_range(cands: list[Candidate]) -> list[Candidate]:
     return merged
 
 
+_HEADER_ROLE = re.compile(r"^\s*(min|typ|tpy|max)\.?\s*$", re.IGNORECASE)
+
+
+def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
+    """Table rows as a plain text layer gives them: one cell per line ("Operating Supply Voltage" / "VDD" /
+    "2.7" / "—" / "5.5" / "V"). A run of number or empty-cell lines closed by a unit line is one row; its
+    numbers take the Min/Typ/Max order of the nearest header above when the counts agree, or min/typ/max
+    when there are three."""
+    abs_max_lines = abs_max_lines or set()
+    candidates: list[Candidate] = []
+    header: list[str] = []
+    idx = 0
+    while idx < len(lines):
+        text = lines[idx].strip()
+        if _HEADER_ROLE.match(text):
+            start = idx
+            header = []
+            while idx < len(lines) and _HEADER_ROLE.match(lines[idx].strip()):
+                word = lines[idx].strip().lower()[:3]
+                header.append({"min": "min", "typ": "typical", "tpy": "typical", "max": "max"}[word])
+                idx += 1
+            if idx - start >= 2:
+                continue
+            header = []
+            continue
+        cells: list[str] = []
+        end = idx
+        while end < len(lines) and (parse_number(lines[end].strip()) is not None or EMPTY_CELL.match(lines[end])):
+            cells.append(lines[end].strip())
+            end += 1
+        unit = parse_unit(lines[end].strip()) if end < len(lines) and end > idx else None
+        numbers = [c for c in cells if parse_number(c) is not None]
+        if unit is not None and len(cells) >= 2 and numbers:
+            roles = header if len(header) == len(cells) else (["min", "typical", "max"] if len(cells) == 3 else [])
+            if roles:
+                label_lines = [line.strip() for line in lines[max(0, idx - 4):idx]]
+                cand = Candidate(page, "line", label_lines[-1] if label_lines else "", unit=unit,
+                                 unit_text=lines[end].strip(), explicit_fields=True)
+                for role, cell in zip(roles, cells, strict=True):
+                    value = parse_number(cell)
+                    if value is not None:
+                        setattr(cand, role, value)
+                        cand.printed.append(cell)
+                cand.alt_labels = [" ".join(label_lines[-k:]) for k in (2, 3, 4) if len(label_lines) >= k]
+                cand.context = " ".join(label_lines)
+                cand.value_text = " ".join(cand.printed)
+                cand.abs_max = idx in abs_max_lines
+                candidates.append(cand)
+            idx = end + 1
+            continue
+        idx += 1
+    return candidates
+
+
 def abs_max_line_numbers(lines: list[str]) -> set[int]:
     """Indices of lines that lie under an "Absolute Maximum Ratings" heading (until the next section title)."""
     inside = False
