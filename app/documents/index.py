@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped whenever the shape or the meaning of cached indexes changes; old cache files are then ignored.
-INDEX_FORMAT_VERSION = 4
+INDEX_FORMAT_VERSION = 5
 
 
 class IndexBuildError(Exception):
@@ -65,6 +65,7 @@ class Line:
     region: int = -1
     offset: int = -1
     furniture: bool = False
+    color: int = 0  # sRGB of the line's dominant text run: headings are often set in colour
 
     @property
     def bbox(self) -> list[float]:
@@ -162,7 +163,7 @@ def _pack_lines(lines: list[Line]) -> tuple[bytes, str, bytes]:
     ints = array("i")
     for ln in lines:
         coords.extend((ln.x0, ln.y0, ln.x1, ln.y1, ln.size))
-        ints.extend((int(ln.bold), ln.block, ln.line, ln.row, ln.region, ln.offset, int(ln.furniture)))
+        ints.extend((int(ln.bold), ln.block, ln.line, ln.row, ln.region, ln.offset, int(ln.furniture), ln.color))
     return coords.tobytes(), "\x00".join(ln.text for ln in lines), ints.tobytes()
 
 
@@ -178,9 +179,9 @@ def _unpack_lines(packed: tuple[bytes, str, bytes]) -> list[Line]:
     out = []
     for i, text in enumerate(parts):
         c = coords[5 * i: 5 * i + 5]
-        n = ints[7 * i: 7 * i + 7]
+        n = ints[8 * i: 8 * i + 8]
         out.append(Line(round(c[0], 2), round(c[1], 2), round(c[2], 2), round(c[3], 2), text, round(c[4], 2),
-                        bool(n[0]), n[1], n[2], n[3], n[4], n[5], bool(n[6])))
+                        bool(n[0]), n[1], n[2], n[3], n[4], n[5], bool(n[6]), n[7]))
     return out
 
 

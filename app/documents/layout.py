@@ -18,7 +18,8 @@ from app.documents.text import has_digit, is_decoration, is_value
 _WORD_RE = re.compile(r"[^\W\d_]")
 _NUMBER_RE = re.compile(r"^[-+−–]?\d+(?:[.,]\d+)?%?$")
 BOLD_FLAG = 16
-_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+# Weight names in font names ("…-Medium" is often truncated to "…-Medi" in subset names).
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi", "medi")
 
 
 @dataclass
@@ -55,11 +56,14 @@ def lines_from_dict(page_dict: dict) -> list[Line]:
             if not text.strip():
                 continue
             chars_by_size: dict[float, int] = {}
+            chars_by_color: dict[int, int] = {}
             bold_chars = 0
             total = 0
             for s in spans:
                 n = len(s.get("text", "").strip())
                 total += n
+                color = int(s.get("color", 0) or 0)
+                chars_by_color[color] = chars_by_color.get(color, 0) + n
                 size = round(float(s.get("size", 0.0)), 1)
                 chars_by_size[size] = chars_by_size.get(size, 0) + n
                 if s.get("flags", 0) & BOLD_FLAG or any(w in s.get("font", "").lower() for w in _BOLD_NAMES):
@@ -70,12 +74,15 @@ def lines_from_dict(page_dict: dict) -> list[Line]:
             lead = next((sp for sp in spans if sum(ch.isalnum() for ch in sp.get("text", "")) >= 3), None)
             if lead is not None and total and len(lead.get("text", "").strip()) >= 0.3 * total:
                 lead_size = round(float(lead.get("size", 0.0)), 1)
+                lead_bold = bool(lead.get("flags", 0) & BOLD_FLAG) or any(
+                    w in lead.get("font", "").lower() for w in _BOLD_NAMES)
                 if lead_size > size:
-                    size = lead_size
-                    bold = bool(lead.get("flags", 0) & BOLD_FLAG) or any(
-                        w in lead.get("font", "").lower() for w in _BOLD_NAMES)
+                    size, bold = lead_size, lead_bold
+                elif lead_size == size and lead_bold:
+                    bold = True
             x0, y0, x1, y1 = (round(v, 2) for v in line["bbox"])  # as stored on disk: a cached index reads equal
-            out.append(Line(x0, y0, x1, y1, text, size=size, bold=bold, block=b_idx, line=l_idx))
+            color = max(chars_by_color.items(), key=lambda kv: kv[1])[0] if chars_by_color else 0
+            out.append(Line(x0, y0, x1, y1, text, size=size, bold=bold, block=b_idx, line=l_idx, color=color))
     return out
 
 
@@ -264,6 +271,7 @@ def _regions_in(lines: Sequence[Line], words: Sequence[Word], page_width: float,
     rows = row_cells(cells_from_words(lines, words, body))
     heights = [c.y1 - c.y0 for row in rows for c in row]
     line_h = statistics.median(heights) if heights else 10.0
+    text_size = statistics.median(c.size for row in rows for c in row) if rows else 10.0
     regions: list[list[float]] = []
     run: list[list[Cell]] = []
     loose = 0  # consecutive non-tabular rows tolerated inside a run (wrapped names, notes)
@@ -286,7 +294,13 @@ def _regions_in(lines: Sequence[Line], words: Sequence[Word], page_width: float,
         top = min(c.y0 for c in row)
         gap_ok = prev_bottom is None or top - prev_bottom <= 3.0 * line_h
         overlapping = prev_bottom is not None and top - prev_bottom < -max(0.5 * line_h, 2.0)
-        if _is_tabular(row) and gap_ok:
+        # A section title ends a table: larger type, or bold type at least as large as the table's, on its own.
+        heading = len(row) == 1 and (row[0].size >= 1.15 * text_size or (
+            row[0].bold and row[0].size >= text_size + 0.5 and len(row[0].text) <= 60))
+        if heading:
+            flush()
+            run, loose, overlaps = [], 0, 0
+        elif _is_tabular(row) and gap_ok:
             run.append(row)
             loose = 0
             overlaps += overlapping

@@ -75,6 +75,7 @@ class SearchIndex:
         # Each line's own tokens as term ids (CSR), for the phrase bonus without decoding any page.
         self.tok_ptr = tok_ptr
         self.tok_ids = tok_ids
+        self.sha256: str | None = None  # the document these postings were built from
         self._term_ids: dict[str, int] | None = None
 
     # -- persistence -------------------------------------------------------------------------------------------
@@ -179,10 +180,12 @@ class SearchIndex:
         order = np.argsort(terms, kind="stable")
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
-        return cls(vocab, indptr, docs[order], weights[order].astype(np.float32),
-                   np.asarray(doc_page, dtype=np.int32), np.asarray(doc_line, dtype=np.int32),
-                   np.asarray(doc_row, dtype=np.int32), np.asarray(boost, dtype=np.float32),
-                   np.asarray(tok_ptr, dtype=np.int64), np.asarray(tok_ids, dtype=np.int32))
+        built = cls(vocab, indptr, docs[order], weights[order].astype(np.float32),
+                    np.asarray(doc_page, dtype=np.int32), np.asarray(doc_line, dtype=np.int32),
+                    np.asarray(doc_row, dtype=np.int32), np.asarray(boost, dtype=np.float32),
+                    np.asarray(tok_ptr, dtype=np.int64), np.asarray(tok_ids, dtype=np.int32))
+        built.sha256 = index.sha256
+        return built
 
     # -- querying ----------------------------------------------------------------------------------------------
     def score(self, query: str, page: int | None = None) -> tuple[np.ndarray, list[str]]:
@@ -216,8 +219,9 @@ class SearchIndex:
 
 def run_query(index: DatasheetIndex, queries: list[str], max_hits: int, page: int | None) -> tuple[list[dict], int]:
     """Ranked hits (one per visual row) for one or several queries; returns (hits, number of matching lines)."""
-    search: SearchIndex = index.search_data
-    if search is None:
+    search: SearchIndex | None = index.search_data
+    if search is None or getattr(search, "sha256", None) != index.sha256:
+        # An index assembled or altered elsewhere (dataclasses.replace) must not search another document's lines.
         search = index.memo("search", lambda: SearchIndex.build(index))
     total = np.zeros(search.size, dtype=np.float32)
     per_query: list[tuple[str, list[str], np.ndarray]] = []

@@ -40,6 +40,7 @@ KNOWN_SECTIONS = tuple(match_key(s) for s in (
 _NUMBERED_RE = re.compile(r"^((?:\d{1,2}\.)*\d{1,2})\.?\s+([A-Z][^\n]*)$")
 _CAPTION_RE = re.compile(r"^(figure|fig\.|table|graph|chart)\s*\d", re.IGNORECASE)
 _TABLE_CAPTION_RE = re.compile(r"^table\s*\d", re.IGNORECASE)
+_BOILERPLATE_RE = re.compile(r"©|copyright|www\.|https?://|^page\s*\d+", re.IGNORECASE)
 
 
 def from_bookmarks(raw: Sequence, pages: Sequence[PageInfo]) -> list[TocEntry]:
@@ -95,6 +96,8 @@ def bookmark_quality(entries: Sequence[TocEntry], pages: Sequence[PageInfo]) -> 
 def reconstruct(pages: Sequence[PageInfo]) -> tuple[list[TocEntry], float]:
     """Headings found by typography, numbering and known section names; returns (entries, quality)."""
     body_size = _body_size(pages)
+    body_color = _body_color(pages)
+    bold_signal = _bold_share(pages) < 0.5  # a document set in a heavy weight throughout has no bold cue
     candidates: list[tuple[int, Line, str | None, bool]] = []  # (page, line, number, known)
     for page in pages:
         lines = page.lines
@@ -105,7 +108,8 @@ def reconstruct(pages: Sequence[PageInfo]) -> tuple[list[TocEntry], float]:
         for idx, ln in enumerate(lines):
             mates = rows.get(ln.row, [ln])
             alone = len(mates) == 1 or (len(mates) == 2 and _is_number(mates[0] if mates[1] is ln else mates[1]))
-            verdict = _heading_verdict(ln, body_size, alone=alone)
+            verdict = _heading_verdict(ln if bold_signal else _unbolded(ln), body_size, alone=alone,
+                                       body_color=body_color)
             if verdict is None:
                 continue
             number, known = verdict
@@ -146,7 +150,7 @@ def _is_number(ln: Line) -> bool:
     return re.fullmatch(r"\d{1,2}(\.\d{1,2})*\.?", ln.text.strip()) is not None
 
 
-def _heading_verdict(ln: Line, body_size: float, alone: bool) -> tuple[str | None, bool] | None:
+def _heading_verdict(ln: Line, body_size: float, alone: bool, body_color: int = 0) -> tuple[str | None, bool] | None:
     """(section number, is a known section name) when the line looks like a heading, else None."""
     if ln.furniture or ln.region >= 0:
         return None
@@ -157,19 +161,23 @@ def _heading_verdict(ln: Line, body_size: float, alone: bool) -> tuple[str | Non
         return None
     if len(text.split()) > 12 or text.count(".") > 3 and "..." in text:
         return None
-    if _CAPTION_RE.match(text) and not _TABLE_CAPTION_RE.match(text):
+    if _CAPTION_RE.match(text) and not _TABLE_CAPTION_RE.match(text) or _BOILERPLATE_RE.search(text):
         return None
     m = _NUMBERED_RE.match(text)
     number = m.group(1) if m else None
     known = _known(m.group(2) if m else text)
     bigger = ln.size >= body_size + 1.0
-    emphasised = ln.bold or (text.isupper() and len(text.split()) >= 2)
+    emphasised = ln.bold or (text.isupper() and len(text.split()) >= 2) or (
+        ln.color != body_color and _saturated(ln.color) and len(text) <= 60)
     if not alone and not (bigger and ln.size >= body_size + 3):
         return None
     if bigger and (emphasised or known or number or ln.size >= body_size + 2.5):
         return number, known
     if emphasised and ln.size >= body_size - 0.6 and (known or number or _TABLE_CAPTION_RE.match(text)):
         return number, known
+    if emphasised and alone and ln.size >= body_size - 0.6 and len(text.split()) <= 8 and len(text) <= 60 \
+            and not text.endswith(":"):
+        return number, known  # a short bold line of its own: a run-in section title
     if known and alone and (emphasised or bigger):
         return number, known
     return None
@@ -186,6 +194,36 @@ def _continues(prev: Line, ln: Line) -> bool:
     """A heading wrapped onto a second line: same style, directly below, same left edge."""
     return (abs(prev.size - ln.size) < 0.3 and prev.bold == ln.bold and abs(prev.x0 - ln.x0) < 3
             and 0 <= ln.y0 - prev.y1 < 0.6 * max(ln.size, 1.0) and not _NUMBERED_RE.match(ln.text.strip()))
+
+
+def _unbolded(ln: Line) -> Line:
+    return Line(ln.x0, ln.y0, ln.x1, ln.y1, ln.text, ln.size, False, ln.block, ln.line, ln.row, ln.region,
+                ln.offset, ln.furniture, ln.color)
+
+
+def _bold_share(pages: Sequence[PageInfo]) -> float:
+    bold = total = 0
+    for page in pages:
+        for ln in page.lines:
+            if not ln.furniture:
+                total += len(ln.text)
+                bold += len(ln.text) if ln.bold else 0
+    return bold / total if total else 0.0
+
+
+def _body_color(pages: Sequence[PageInfo]) -> int:
+    counts: Counter[int] = Counter()
+    for page in pages:
+        for ln in page.lines:
+            if not ln.furniture:
+                counts[ln.color] += len(ln.text)
+    return counts.most_common(1)[0][0] if counts else 0
+
+
+def _saturated(color: int) -> bool:
+    """A real colour, not black or grey (grey text is usually a caption or a footnote)."""
+    r, g, b = (color >> 16) & 255, (color >> 8) & 255, color & 255
+    return max(r, g, b) - min(r, g, b) >= 60
 
 
 def _body_size(pages: Sequence[PageInfo]) -> float:

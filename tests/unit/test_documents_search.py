@@ -160,3 +160,12 @@ def test_real_datasheet_parameter_lands_on_its_table_page(datasheets_dir):
     hits = tools.search_text("quiescent current", max_hits=3)["hits"]
     assert hits[0]["page"] == 3
     assert "Quiescent Current" in hits[0]["snippet"] and "mA" in hits[0]["snippet"]
+
+
+def test_an_altered_index_never_searches_stale_postings(glyph_tools):
+    from dataclasses import replace
+
+    original = glyph_tools.index
+    first_page_only = replace(original, sha256="f" * 64, pages=original.pages[:1], page_count=1, table_pages=[])
+    hits = DocumentTools(first_page_only).search_text("wiper resistance")["hits"]
+    assert hits and {h["page"] for h in hits} == {1}
