@@ -338,6 +338,11 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 cand.aligned = len(lines) == 1 or len(sub_conditions) in (0, len(lines))
                 if cand.unit is None:
                     _assign_unit(cand, unit_lines, k, len(lines), roles, column_labels, column=i)
+                if cand.unit is None:
+                    # A cell of the row that is nothing but a unit ("%", "mA") is the unit column, header or not.
+                    bare = [u for j, c in enumerate(row) if j != i and (u := parse_unit(c.strip())) is not None]
+                    if len(bare) == 1:
+                        cand.unit, cand.unit_text = bare[0], bare[0].canonical
                 if abs_max and reading.kind == "single":
                     cand.max, cand.typical = cand.typical, None
                 candidates.append(cand)
