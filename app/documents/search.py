@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from app.documents.index import DatasheetIndex, Line, PageInfo
-from app.documents.text import collapse_ws, is_value, tokens
+from app.documents.text import collapse_ws, is_decoration, is_value, tokens
 from app.documents.toc import SectionLocator
 
 K1 = 1.2
@@ -365,7 +365,7 @@ def snippet(index: DatasheetIndex, page: PageInfo, li: int) -> str:
                 parts.append(_row_text(page, members, ln.region))
                 break
         return _clip(" / ".join(parts))
-    mates = rows.get(ln.row, [li])
+    mates = [i for i in rows.get(ln.row, [li]) if i == li or not is_decoration(lines[i].text)]
     core = collapse_ws(ln.text)
     if 1 < len(mates) <= 6:
         joined = " | ".join(collapse_ws(lines[i].text) for i in mates)
@@ -376,14 +376,15 @@ def snippet(index: DatasheetIndex, page: PageInfo, li: int) -> str:
 
 
 def _row_text(page: PageInfo, members: list[int], region: int) -> str:
-    return " | ".join(collapse_ws(page.lines[i].text) for i in members if page.lines[i].region == region)
+    return " | ".join(collapse_ws(page.lines[i].text) for i in members
+                      if page.lines[i].region == region and not is_decoration(page.lines[i].text))
 
 
 def _next_line(lines: list[Line], li: int) -> int | None:
     ln = lines[li]
-    for j in range(li + 1, min(li + 4, len(lines))):
+    for j in range(li + 1, min(li + 6, len(lines))):
         cand = lines[j]
-        if cand.furniture or cand.row == ln.row:
+        if cand.furniture or cand.row == ln.row or is_decoration(cand.text):
             continue
         if cand.y0 >= ln.y0 and cand.y0 - ln.y1 < 2.5 * max(ln.y1 - ln.y0, 1.0):
             return j

@@ -73,7 +73,13 @@ class Table:
         if not n:
             return ""
         if self.header_rows:
-            header = [collapse_ws(" ".join(r[c] for r in self.rows[: self.header_rows] if r[c])) for c in range(n)]
+            header = []
+            for c in range(n):
+                parts: list[str] = []
+                for r in self.rows[: self.header_rows]:
+                    if r[c] and (not parts or parts[-1] != r[c]):  # a merged header cell fills both rows
+                        parts.append(r[c])
+                header.append(collapse_ws(" ".join(parts)))
             body = self.rows[self.header_rows:]
         else:
             header, body = [""] * n, self.rows
