@@ -67,7 +67,7 @@ def job_trace(
     format: Literal["tree", "jsonl"] = Query(default="tree", description="tree (JSON) or jsonl (one span a line)"),  # noqa: A002
     payload: bool = Query(default=True, description="Include full tool/LLM inputs and outputs"),
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> Any:
     get_job(session, job_id, principal.tenant)  # 404 for unknown jobs and other tenants' jobs
     if format == "jsonl":

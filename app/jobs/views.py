@@ -50,7 +50,7 @@ async def submit_job(
     response: Response,
     idempotency_key: str | None = Header(default=None, alias="Idempotency-Key", max_length=200),
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> JobOut:
     upload = await read_job_upload(request, get_settings().max_upload_bytes)
     if principal.key_id is not None:
@@ -81,7 +81,7 @@ def list_jobs(
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0),
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> JobPage:
     jobs, total = service.list_jobs(session, tenant=principal.tenant, status=status, limit=limit, offset=offset)
     return JobPage(items=[service.job_out(session, j) for j in jobs], total=total, limit=limit, offset=offset)
@@ -91,7 +91,7 @@ def list_jobs(
 def get_job(
     job_id: str,
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> JobOut:
     return service.job_out(session, service.get_job(session, job_id, principal.tenant))
 
@@ -100,7 +100,7 @@ def get_job(
 def cancel_job(
     job_id: str,
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> JobOut:
     job = service.cancel_job(session, job_id, principal.tenant)
     session.flush()

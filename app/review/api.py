@@ -33,7 +33,7 @@ def review_queue(
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0),
     principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueuePage:
     return decisions.review_queue(session, tenant=principal.tenant, rule=rule, model=model, job_id=job_id,
                                   status=status, limit=limit, offset=offset)
@@ -43,7 +43,7 @@ def review_queue(
 def review_item(
     extraction_id: int,
     principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueueItem:
     return decisions.review_item(session, extraction_id, tenant=principal.tenant)
 
@@ -57,7 +57,7 @@ def decide(
     body: ReviewDecisionRequest,
     response: Response,
     principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> ReviewDecision:
     reviewer = decisions.resolve_reviewer(auth_mode=get_settings().effective_auth_mode, principal_name=principal.name,
                                           requested=body.reviewer)
@@ -76,7 +76,7 @@ def list_reviews(
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0),
     principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> ReviewDecisionPage:
     return decisions.list_decisions(session, tenant=principal.tenant, job_id=job_id, limit=limit, offset=offset)
 
@@ -87,7 +87,7 @@ def list_reviews(
 def corrections(
     job_id: str | None = Query(default=None, max_length=32),
     principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> PlainTextResponse:
     body = decisions.corrections_yaml(session, tenant=principal.tenant, job_id=job_id)
     return PlainTextResponse(body, media_type="application/yaml")

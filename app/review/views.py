@@ -543,7 +543,7 @@ def queue_page(
     page: Annotated[int, Query(ge=1, le=10_000)] = 1,
     done: Annotated[int | None, Query(description="Extraction just decided, to confirm it")] = None,
     principal: Principal = Depends(reviewer_page),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> HTMLResponse:
     window = queue_window(session, principal.tenant, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE)
     pages = max((window.total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
@@ -569,7 +569,7 @@ def item_page(
     filters: QueueFilters = Depends(_filters),
     done: Annotated[int | None, Query()] = None,
     principal: Principal = Depends(reviewer_page),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> HTMLResponse:
     try:
         context = item_context(session, principal, extraction_id, filters)
@@ -642,7 +642,7 @@ def decide(
     next_id: Annotated[int | None, Form(alias="next")] = None,
     filters: QueueFilters = Depends(_filters),
     principal: Principal = Depends(reviewer_page),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> Response:
     """Record a decision from the item page, then move on to the next item of the queue (post-redirect-get)."""
     form = {"min": value_min, "typical": value_typical, "max": value_max, "unit": unit, "conditions": conditions,
@@ -674,7 +674,7 @@ def page_image(
     page: Annotated[int | None, Query(ge=1)] = None,
     dpi: Annotated[int, Query(ge=MIN_DPI, le=MAX_DPI)] = DEFAULT_DPI,
     principal: Principal = Depends(_require_reviewer),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> Response:
     """A page of the item's datasheet, with the grounded quote's boxes highlighted where they fall on it."""
     _item, extraction = _load_item(session, principal, extraction_id)
@@ -697,7 +697,7 @@ def span_payload(
     extraction_id: int,
     span_id: str,
     principal: Principal = Depends(_require_reviewer),
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> HTMLResponse:
     """The full input and output of one span (an htmx fragment, loaded when its row is expanded)."""
     _item, extraction = _load_item(session, principal, extraction_id)
@@ -721,7 +721,7 @@ def login(
     request: Request,
     key: Annotated[str, Form(max_length=500)],
     next_path: Annotated[str | None, Form(alias="next")] = None,
-    session: Session = Depends(get_session),
+    session: Session = Depends(get_session, scope="function"),
 ) -> Response:
     """Check a pasted API key once, then keep it in an HttpOnly, same-site cookie the API already accepts."""
     target = _safe_target(next_path)
