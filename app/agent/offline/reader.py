@@ -299,6 +299,23 @@ def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
 _SCORES: weakref.WeakKeyDictionary[Candidate, dict[tuple[Any, ...], Scored | None]] = weakref.WeakKeyDictionary()
 
 
+_PREFIXES: weakref.WeakKeyDictionary[Candidate, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _prefixes(text: str) -> set[str]:
+    return {t[:3] for t in content_tokens(text)}
+
+
+def _could_name(query_prefixes: frozenset[str], cand: Candidate) -> bool:
+    """Cheap pre-check: a candidate none of whose words starts like a word of the request cannot reach
+    MIN_NAME (every kind of token match, typo-tolerant ones included, keeps the first three letters)."""
+    found = _PREFIXES.get(cand)
+    if found is None:
+        found = frozenset(_prefixes(" ".join([cand.label, cand.symbol, *cand.alt_labels])))
+        _PREFIXES[cand] = found
+    return not query_prefixes.isdisjoint(found)
+
+
 def _score_cached(query: Query, cand: Candidate) -> Scored | None:
     """Scores of a (cached, read-only) candidate are reused across the turns of one request."""
     per_query = _SCORES.setdefault(cand, {})
@@ -309,7 +326,8 @@ def _score_cached(query: Query, cand: Candidate) -> Scored | None:
 
 
 def decide(query: Query, evidence: Evidence) -> Decision:
-    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence))
+    wanted = frozenset(p for phrase in [*query.phrases, *query.all_symbols] for p in _prefixes(phrase))
+    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence) if _could_name(wanted, c))
               if s is not None and any(v is not None for v in s.candidate.values())]
     scored.sort(key=lambda s: (-s.total, s.candidate.page))
     if not scored:
