@@ -161,3 +161,10 @@ def test_bound_to_a_symbol_is_a_limit_not_an_offset() -> None:
                 "| Logical input voltage | VI | -0.3V～VDD+0.7 | V |\n")
     decision = decide(parse_request("Logical input voltage", "V"), _evidence(markdown, 2))
     assert _values(decision) == (-0.3, None, None, "V")
+
+
+def test_unit_in_the_column_header_or_the_parameter_name() -> None:
+    header_unit = "| Parameter | Min (V) | Max (V) |\n|---|---|---|\n| Supply voltage | 1.8 | 3.6 |\n"
+    name_unit = "| Parameter | Min | Typ | Max |\n|---|---|---|---|\n| Supply current (mA) | | 1.2 | 2.0 |\n"
+    assert _values(decide(parse_request("Supply voltage"), _evidence(header_unit))) == (1.8, None, 3.6, "V")
+    assert _values(decide(parse_request("Supply current"), _evidence(name_unit))) == (None, 1.2, 2.0, "mA")

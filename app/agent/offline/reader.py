@@ -100,7 +100,10 @@ def _coverage(phrase_tokens: list[str], label_tokens: list[str]) -> tuple[float,
         return 0.0, 0
     used: set[int] = set()
     hits = 0
+    first_letters = {t[0] for t in label_tokens}
     for p in phrase_tokens:
+        if p[0] not in first_letters and not any(c.isdigit() for c in p):
+            continue  # every kind of token match keeps the first letter
         for i, t in enumerate(label_tokens):
             if i not in used and _token_match(p, t):
                 used.add(i)
@@ -134,22 +137,35 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
     return best
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=20_000)
+def _label_tokens(label: str) -> tuple[str, ...]:
+    return tuple(t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS)
+
+
+@lru_cache(maxsize=200_000)
+def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
+    """Coverage of the label by one phrasing (cached per phrasing: synonyms recur across requests)."""
+    phrase_tokens = content_tokens(phrase)
+    label_tokens = _label_tokens(label)
+    if not phrase_tokens or not label_tokens:
+        coverage, used = 0.0, 0
+    else:
+        coverage, used = _coverage(phrase_tokens, list(label_tokens))
+    if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in compact(label):
+        coverage, used = 1.0, len(phrase_tokens)
+    return coverage, used
+
+
 def _phrase_match(phrases: tuple[str, ...], label: str) -> tuple[float, int, tuple[str, ...]]:
     """Best weighted coverage of the label by the request's phrasings (the first is the name as typed)."""
-    label_tokens = tuple(t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS)
-    label_compact = compact(label)
     best = 0.0
     best_used = 0
     for i, phrase in enumerate(phrases):
-        phrase_tokens = content_tokens(phrase)
-        coverage, used = _coverage(phrase_tokens, list(label_tokens))
-        if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in label_compact:
-            coverage, used = 1.0, len(phrase_tokens)
+        coverage, used = _one_phrase(phrase, label)
         weight = 1.0 if i == 0 else 0.9
         if coverage * weight > best:
             best, best_used = coverage * weight, used
-    return best, best_used, label_tokens
+    return best, best_used, _label_tokens(label)
 
 
 def _piece_in(piece: str, haystack: str) -> bool:
@@ -214,7 +230,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     elif cand.extra_conditions.strip():
         total -= 0.04
     if query.wants_abs_max:
-        total += 0.15 if cand.abs_max else -0.35
+        total += 0.15 if cand.abs_max else -0.5
     elif cand.abs_max:
         total -= 0.2
     if not cand.aligned:

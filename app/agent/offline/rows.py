@@ -112,7 +112,8 @@ def parse_markdown_tables(markdown: str, page: int) -> list[Table]:
 
 
 def _cell_role(text: str) -> str | None:
-    key = re.sub(r"[^a-z ]", "", fold(text.replace("\n", " "))).strip()
+    # "Min (V)", "Typ.": the unit in parentheses is read separately from the column label.
+    key = re.sub(r"[^a-z ]", "", fold(re.sub(r"\([^)]*\)", " ", text.replace("\n", " ")))).strip()
     key = re.sub(r"\s+", " ", key)
     for role, pattern in ROLE_PATTERNS.items():
         if key and pattern.match(key):
@@ -308,7 +309,9 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     cand.unit, cand.unit_text = unit, unit_text
             if not printed:
                 continue
-            _assign_unit(cand, unit_lines, k, count, roles, column_labels)
+            _assign_unit(cand, unit_lines, k, count, roles, column_labels, column=role_columns[0])
+            if cand.unit is None:
+                cand.unit, cand.unit_text = _unit_from_header(label)  # "Supply voltage (V)"
             cand.printed = printed
             cand.value_text = " ".join(printed)
             cand.context = f"{_sub_context(title, sub_conditions, conditions, k, count)} {_sub_row_text(row, k, count)}"
