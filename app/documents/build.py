@@ -42,6 +42,7 @@ def build_index(path: Path, sha256: str, *, timeout_s: float, max_pages: int) ->
         notes: list[str] = []
         pages: list[PageInfo] = []
         degraded = False
+        failed: set[int] = set()
         for number in range(1, n + 1):
             if time.perf_counter() > deadline:
                 raise IndexBuildError(
@@ -51,6 +52,7 @@ def build_index(path: Path, sha256: str, *, timeout_s: float, max_pages: int) ->
                 pages.append(_read_page(doc, number))
             except Exception as exc:  # noqa: BLE001 - MuPDF raises several types for damaged pages
                 degraded = True
+                failed.add(number)
                 notes.append(f"page {number} could not be read ({type(exc).__name__}: {exc}); it has no text")
                 rect = _safe_rect(doc, number)
                 pages.append(PageInfo(number=number, width=rect[0], height=rect[1], text=""))
@@ -74,10 +76,16 @@ def build_index(path: Path, sha256: str, *, timeout_s: float, max_pages: int) ->
 
     parts = _part_numbers(pages)
     with_text = sum(1 for p in pages if p.has_text)
-    text_layer = "none" if with_text == 0 else ("ok" if with_text >= 0.9 * n else "partial")
-    if text_layer == "partial":
-        missing = [p.number for p in pages if not p.has_text]
+    # A page without text but with an image is a scan (or could not be read); a page with neither is blank or a
+    # pure drawing and says nothing about the text layer.
+    missing = [p.number for p in pages if not p.has_text and (p.image_count or p.number in failed)]
+    if with_text == 0:
+        text_layer = "none"
+    elif missing:
+        text_layer = "partial"
         notes.append(f"{len(missing)} page(s) have no text layer: {_page_list(missing)}")
+    else:
+        text_layer = "ok"
     index = DatasheetIndex(
         sha256=sha256, path=Path(path), page_count=n, title=_title(pages, metadata, parts),
         part_numbers=parts, pages=pages, toc=entries, toc_source=toc_source,

@@ -784,7 +784,7 @@ def continues_on_next_page(index: DatasheetIndex, page_number: int, table_index:
     tables = page_tables(index, page_number)
     if not tables or table_index != len(tables) - 1 or page_number >= index.page_count:
         return False
-    if not _ends_page(index.page(page_number), tables[table_index]):
+    if not _ends_page(index.page(page_number), tables[table_index]) or (page_number + 1) not in index.table_pages:
         return False
     following = page_tables(index, page_number + 1)
     return bool(following) and _opens_page(index.page(page_number + 1), following[0]) and _compatible(
@@ -800,6 +800,8 @@ def continued_from_previous_page(index: DatasheetIndex, page_number: int, table_
     first = tables[0]
     if first.title and _CONTINUED_RE.search(first.title):
         return True
+    if not _opens_page(index.page(page_number), first) or (page_number - 1) not in index.table_pages:
+        return False  # decided without building the previous page's tables
     return continues_on_next_page(index, page_number - 1, len(page_tables(index, page_number - 1)) - 1)
 
 

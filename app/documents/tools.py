@@ -103,7 +103,7 @@ class DocumentTools:
         toc_source, table_pages, text_layer, hints."""
         idx = self.index
         toc, omitted = _bounded_toc(idx.toc)
-        without_text = [p.number for p in idx.pages if not p.has_text]
+        without_text = [p.number for p in idx.pages if not p.has_text and p.image_count]
         result: dict[str, Any] = {
             "title": idx.title,
             "part_numbers": idx.part_numbers,
