@@ -200,3 +200,21 @@ def test_production_path_on_a_real_datasheet(dsx_env, datasheets_dir: Path) -> N
     assert (value.typical, value.max, value.unit) == (4.0, 8.0, "mA")
     page_text = " ".join(index.page(extraction.source_page).text.split())
     assert extraction.quote and extraction.quote in page_text
+
+
+def test_a_later_phase_gets_its_own_submit_tool_only() -> None:
+    register()
+    frozen = {"found": True, "values": [{"typical": 4.0, "unit": "mA"}], "source_page": 3, "quote": "4 mA",
+              "confidence": 0.8, "reason": "read"}
+    messages = [_user("Quiescent current", "mA"),
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "submit_extraction", "arguments": json.dumps(frozen)}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(
+                    {"tool": "submit_extraction", "status": "ok", "untrusted_document_data": True,
+                     "result": {"accepted": True}})},
+                {"role": "user", "content": "Phase two: measurements are available."}]
+    response = litellm.completion(model=MODEL, messages=messages, tools=_tools("measure", "submit_verdict"))
+    (name, args, _), = _calls(response)
+    assert name == "submit_verdict"
+    assert args == frozen

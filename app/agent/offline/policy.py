@@ -168,6 +168,12 @@ def next_steps(conv: Conversation) -> list[Step]:
     """The tool calls of the next turn. Calls that do not depend on each other go out together (opening the
     datasheet and the first search; a page's tables and its text), as a model with parallel tool calls would."""
     request = conv.request
+    if not conv.offers(SUBMIT) and any(n.startswith("submit") for n in conv.offered):
+        # A later phase (opened after the extraction was frozen) with its own submit tool: the reader has no
+        # tools for it and restates what it froze rather than calling anything it was not offered.
+        name = next(n for n in conv.offered if n.startswith("submit"))
+        frozen = next((e.arguments for e in reversed(conv.exchanges) if e.name == SUBMIT), None)
+        return [Step(name, dict(frozen) if frozen else _decline("nothing was extracted").arguments)]
     if request is None:
         return [_decline("the conversation holds no <parameter_request> to answer")]
     query = parse_request(request.name, request.unit, request.conditions, request.notes)
