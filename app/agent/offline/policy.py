@@ -14,18 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from app.agent.offline.candidates import ABS_MAX_TITLE, Candidate
 from app.agent.offline.conversation import Conversation
-from app.agent.offline.reader import (
-    Candidate,
-    Decision,
-    Evidence,
-    compact,
-    decide,
-    item_score,
-    label_score,
-)
-from app.agent.offline.rows import ABS_MAX_TITLE, Table, parse_markdown_tables
-from app.agent.offline.synonyms import Query, content_tokens, parse_request
+from app.agent.offline.reader import Decision, Evidence, decide, item_score, label_score
+from app.agent.offline.rows import Table, parse_markdown_tables
+from app.agent.offline.synonyms import Query, compact, content_tokens, parse_request
 from app.agent.offline.values import read_values
 
 SUBMIT = "submit_extraction"

@@ -16,17 +16,11 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from app.agent.offline.rows import (
-    Candidate,
-    Table,
-    abs_max_line_numbers,
-    line_candidates,
-    table_candidates,
-    vertical_row_candidates,
-)
-from app.agent.offline.synonyms import Query, content_tokens, fold
-from app.agent.offline.units import parse_unit
-from app.agent.offline.values import EMPTY_CELL, read_values
+from app.agent.offline.candidates import Candidate
+from app.agent.offline.lines import abs_max_line_numbers, line_candidates, vertical_row_candidates
+from app.agent.offline.quotes import build_quote
+from app.agent.offline.rows import Table, table_candidates
+from app.agent.offline.synonyms import Query, compact, content_tokens, fold
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
@@ -67,16 +61,6 @@ class Decision:
 
 
 # --- Matching primitives ------------------------------------------------------------------------------------
-
-@lru_cache(maxsize=100_000)
-def compact(text: str) -> str:
-    """Folded text without spaces, with comparison signs and garbled symbol-font forms unified."""
-    text = fold(text)
-    for old, new in (("≤", "<="), ("£", "<="), ("≥", ">="), ("ω", "ohm"), ("Ω".casefold(), "ohm"), ("℃", "°c"),
-                     ("−", "-"), ("–", "-"), ("—", "-")):
-        text = text.replace(old, new)
-    return re.sub(r"\s+", "", text)
-
 
 @lru_cache(maxsize=200_000)
 def _token_match(a: str, b: str) -> bool:
@@ -402,81 +386,3 @@ def _reason(best: Scored, rivals: list[Scored], others: list[Scored]) -> str:
         text += "; other readings exist: " + "; ".join(
             f"p{s.candidate.page} {_describe(s.candidate)}" for s in shown[:3])
     return text
-
-
-# --- Quoting -------------------------------------------------------------------------------------------------
-
-def _number_in(text: str, printed: str) -> int:
-    """Position of a printed number in text as a whole token, or -1."""
-    match = re.search(rf"(?<![\d.,]){re.escape(printed)}(?![\d])", text)
-    return match.start() if match else -1
-
-
-def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str | None:
-    """Verbatim text (lines joined by single spaces) that holds the label and the printed numbers in order."""
-    printed = [p for p in cand.printed if p]
-    if not lines:
-        return _short(cand.line_text) if cand.line_text and cand.source == "line" else None
-    if cand.source == "line" and cand.line_text in lines:
-        return _trim_line(cand.line_text, cand.value_text)
-    label_key = compact(" ".join(cand.label.split()[:3]))
-    starts = [i for i, line in enumerate(lines) if label_key and label_key[:12] in compact(line)]
-    symbol_key = compact(cand.symbol.split()[0]) if cand.symbol.split() else ""
-    if symbol_key:
-        starts += [i for i, line in enumerate(lines) if compact(line) == symbol_key and i not in starts]
-    for start in sorted(starts):
-        window = _window_with_numbers(lines, start, printed, max_lines)
-        if window is not None:
-            return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
-    for start in range(len(lines)):
-        if printed and _number_in(lines[start], printed[0]) >= 0:
-            window = _window_with_numbers(lines, start, printed, 4)
-            if window is not None:
-                return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
-    return None
-
-
-def _with_unit(lines: list[str], end: int, cand: Candidate) -> int:
-    """Extend a quote to the unit cell printed a few lines after the last number, so it reads as a value."""
-    if cand.unit is None:
-        return end
-    for nxt in range(end + 1, min(len(lines), end + 4)):
-        text = lines[nxt].strip()
-        unit = parse_unit(text)
-        if unit is not None and unit.canonical == cand.unit.canonical:
-            return nxt
-        if read_values(text) == [] and not EMPTY_CELL.match(text):
-            break
-    return end
-
-
-def _window_with_numbers(lines: list[str], start: int, printed: list[str], max_lines: int) -> int | None:
-    position = 0
-    for end in range(start, min(len(lines), start + max_lines)):
-        offset = 0
-        line = lines[end]
-        while position < len(printed):
-            found = _number_in(line[offset:], printed[position])
-            if found < 0:
-                break
-            offset += found + len(printed[position])
-            position += 1
-        if position == len(printed):
-            return end
-    return None
-
-
-def _trim_line(line: str, value_text: str) -> str:
-    text = line.strip()
-    if len(text) <= 200:
-        return text
-    at = text.find(value_text)
-    if at < 0:
-        return text[:200]
-    start = max(0, at - 150)
-    return text[start:at + len(value_text) + 40].strip()
-
-
-def _short(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= 400 else text[:400]

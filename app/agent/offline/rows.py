@@ -1,21 +1,19 @@
-"""Turning what the document tools return into candidate readings: table rows, table cells and text lines.
+"""Tables as the table tool returns them (Markdown), turned into candidate readings.
 
-Three shapes carry values in datasheets, and each becomes ``Candidate`` objects here without any judgement
-about which one answers the request (that is ``reader.py``'s job):
+Two shapes of table carry values in datasheets:
 
 * characteristic tables with role columns (Parameter / Symbol / Conditions / Min / Typ / Max / Unit, or a
   single Value / Ratings column): one candidate per row, or per sub-row when cells hold several lines;
 * matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
-  cell, labelled by its row and its column header;
-* text lines (feature lists "Supply voltage: 1.7 – 3.6 V", dot-leader lists, sentences): one candidate per
-  value expression on the line, labelled by the text around it.
+  cell, labelled by its row and its column header.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from app.agent.offline.candidates import ABS_MAX_TITLE, NUMERIC_ROLES, SECTION_TITLE, Candidate, from_reading
 from app.agent.offline.synonyms import fold
 from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
@@ -30,49 +28,6 @@ ROLE_PATTERNS: dict[str, re.Pattern[str]] = {
     "conditions": re.compile(r"^((test\s*)?conditions?|remarks?|notes?|comments?)$"),
     "value": re.compile(r"^(values?|ratings?|rated|rating\s*value|specs?|data)$"),
 }
-NUMERIC_ROLES = ("min", "typical", "max")
-ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)
-SECTION_TITLE = re.compile(
-    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*characteristics|recommended\s*operating|"
-    r"operating\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
-    r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
-    r"temperature\s*characteristics",
-    re.IGNORECASE,
-)
-
-
-@dataclass(eq=False)
-class Candidate:
-    """A value the reader could answer with, and everything needed to judge and quote it."""
-
-    page: int
-    source: str  # table_row | table_cell | line
-    label: str  # text that should name the parameter
-    symbol: str = ""
-    context: str = ""  # conditions and surroundings, matched against requested conditions
-    min: float | None = None
-    typical: float | None = None
-    max: float | None = None
-    unit: Unit | None = None
-    unit_text: str | None = None
-    printed: list[str] = field(default_factory=list)  # numbers as printed, for quoting and cross-checks
-    value_text: str = ""
-    abs_max: bool = False
-    explicit_fields: bool = False  # fields come from Min/Typ/Max columns, not from wording
-    aligned: bool = True  # False when multi-line cells could not be paired line by line
-    line_text: str = ""  # for line candidates: the whole line
-    alt_labels: list[str] = field(default_factory=list)  # other lines that may name the parameter
-    own_label: str | None = None  # this row's own name cell when ``label`` joins a name wrapped over rows
-    merged: bool = False  # nominal and range of one line read together
-    assignment: bool = False  # printed as "X = value", the way test conditions are written
-    extra_conditions: str = ""  # row conditions the request did not mention
-
-    def values(self) -> tuple[float | None, float | None, float | None]:
-        return self.min, self.typical, self.max
-
-    def signature(self) -> tuple[float | None, ...]:
-        factor = self.unit.factor if self.unit else 1.0
-        return tuple(None if v is None else round(v * factor, 12) for v in self.values())
 
 
 # --- Markdown tables ---------------------------------------------------------------------------------------
@@ -327,7 +282,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
         lines = _lines(row[i])
         for k, line in enumerate(lines):
             for reading in _prefer_after_or(read_values(line), line)[:2]:
-                cand = _from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
+                cand = from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
                 header = " ".join(column_labels[i][:2])
                 cand.label = label.strip() if i in value_columns else f"{label.strip()} {header}".strip()
                 cand.symbol = symbol
@@ -418,153 +373,3 @@ def _assign_unit(cand: Candidate, unit_lines: list[str], k: int, count: int, rol
         if unit is not None:
             cand.unit, cand.unit_text = unit, unit_text
             return
-
-
-def _from_reading(page: int, reading: Reading, source: str) -> Candidate:
-    return Candidate(page, source, "", min=reading.min, typical=reading.typical, max=reading.max,
-                     unit=reading.unit, unit_text=reading.unit_text, printed=list(reading.numbers),
-                     value_text=reading.text)
-
-
-# --- Text lines --------------------------------------------------------------------------------------------
-
-_DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
-
-
-def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
-    """One candidate per value expression of each line. The label is the text around the value, bounded by
-    the neighbouring values ("5mA operating current per channel" names its value after it), joined with the
-    previous line when the line is only a continuation (wrapped bullets, rating lists, one cell per line)."""
-    candidates: list[Candidate] = []
-    abs_max_lines = abs_max_lines or set()
-    for idx, line in enumerate(lines):
-        readings = [r for r in read_values(line) if r.has_value]
-        if not readings:
-            continue
-        previous = lines[idx - 1].strip() if idx > 0 else ""
-        nearby = " ".join(lines[max(0, idx - 3):idx])
-        heading = _heading_above(lines, idx)
-        line_cands: list[Candidate] = []
-        for n, reading in enumerate(readings):
-            left = readings[n - 1].end if n > 0 else 0
-            right = readings[n + 1].start if n + 1 < len(readings) else len(line)
-            before = _DOT_LEADER.sub(" ", line[left:reading.start]).strip(" :=-–,;")
-            after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
-            label = f"{before} {after}".strip() if len(after) < 60 else before
-            if len(re.findall(r"[A-Za-z]{3,}", label)) < 2 and previous:
-                label = f"{previous} {label}".strip()
-            cand = _from_reading(page, reading, "line")
-            cand.label = label
-            cand.context = f"{line} {previous}"
-            cand.alt_labels = [f"{nearby} {before}"] + ([f"{heading} {before} {after}"] if heading else [])
-            cand.line_text = line
-            cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
-                                                        re.search(r"absolute\s+max", before, re.I))
-            cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
-            if reading.kind == "single" and reading.typical is not None:
-                lead = fold(before)
-                if re.search(r"\b(max|maximum|up to)\b", lead) or re.match(r"^\W*(max|maximum)\b", fold(after)):
-                    cand.max, cand.typical = cand.typical, None
-                elif re.search(r"\b(min|minimum|at least)\b", lead) or re.match(r"^\W*(min|minimum)\b", fold(after)):
-                    cand.min, cand.typical = cand.typical, None
-                elif cand.abs_max:
-                    cand.max, cand.typical = cand.typical, None
-            line_cands.append(cand)
-        candidates.extend(line_cands)
-        candidates.extend(_nominal_with_range(line_cands))
-    return candidates
-
-
-def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
-    """The nearest short title line above a line ("PWM control input signal" over its bullet list): it names
-    what the bullets below it are about."""
-    for back in range(idx - 1, max(-1, idx - reach - 1), -1):
-        text = lines[back].strip()
-        if (4 <= len(text) <= 60 and text[0].isalpha() and text[0].isupper() and not text.endswith((".", ",", ":"))
-                and not read_values(text) and len(text.split()) <= 8):
-            return text
-    return None
-
-
-def _nominal_with_range(cands: list[Candidate]) -> list[Candidate]:
-    """'Target frequency: 25kHz, acceptable range 21kHz to 28kHz': a nominal and a range of the same quantity
-    on one line read as one min / typical / max value."""
-    singles = [c for c in cands if c.typical is not None and c.min is None and c.max is None]
-    ranges = [c for c in cands if c.min is not None and c.max is not None and c.typical is None]
-    merged: list[Candidate] = []
-    if len(singles) == 1 and len(ranges) == 1:
-        single, rng = singles[0], ranges[0]
-        if (single.unit and rng.unit and single.unit == rng.unit and rng.min is not None and rng.max is not None
-                and rng.min <= single.typical <= rng.max):  # type: ignore[operator]
-            merged.append(Candidate(
-                single.page, "line", f"{single.label} {rng.label}", context=single.context, min=rng.min,
-                typical=single.typical, max=rng.max, unit=single.unit, unit_text=single.unit_text,
-                printed=single.printed + rng.printed, value_text=single.value_text, line_text=single.line_text,
-                alt_labels=single.alt_labels, abs_max=single.abs_max, merged=True))
-    return merged
-
-
-_HEADER_ROLE = re.compile(r"^\s*(min|typ|tpy|max)\.?\s*$", re.IGNORECASE)
-
-
-def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
-    """Table rows as a plain text layer gives them: one cell per line ("Operating Supply Voltage" / "VDD" /
-    "2.7" / "—" / "5.5" / "V"). A run of number or empty-cell lines closed by a unit line is one row; its
-    numbers take the Min/Typ/Max order of the nearest header above when the counts agree, or min/typ/max
-    when there are three."""
-    abs_max_lines = abs_max_lines or set()
-    candidates: list[Candidate] = []
-    header: list[str] = []
-    idx = 0
-    while idx < len(lines):
-        text = lines[idx].strip()
-        if _HEADER_ROLE.match(text):
-            start = idx
-            header = []
-            while idx < len(lines) and _HEADER_ROLE.match(lines[idx].strip()):
-                word = lines[idx].strip().lower()[:3]
-                header.append({"min": "min", "typ": "typical", "tpy": "typical", "max": "max"}[word])
-                idx += 1
-            if idx - start >= 2:
-                continue
-            header = []
-            continue
-        cells: list[str] = []
-        end = idx
-        while end < len(lines) and (parse_number(lines[end].strip()) is not None or EMPTY_CELL.match(lines[end])):
-            cells.append(lines[end].strip())
-            end += 1
-        unit = parse_unit(lines[end].strip()) if end < len(lines) and end > idx else None
-        numbers = [c for c in cells if parse_number(c) is not None]
-        if unit is not None and len(cells) >= 2 and numbers:
-            roles = header if len(header) == len(cells) else (["min", "typical", "max"] if len(cells) == 3 else [])
-            if roles:
-                label_lines = [line.strip() for line in lines[max(0, idx - 4):idx]]
-                cand = Candidate(page, "line", label_lines[-1] if label_lines else "", unit=unit,
-                                 unit_text=lines[end].strip(), explicit_fields=True)
-                for role, cell in zip(roles, cells, strict=True):
-                    value = parse_number(cell)
-                    if value is not None:
-                        setattr(cand, role, value)
-                        cand.printed.append(cell)
-                cand.alt_labels = [" ".join(label_lines[-k:]) for k in (2, 3, 4) if len(label_lines) >= k]
-                cand.context = " ".join(label_lines)
-                cand.value_text = " ".join(cand.printed)
-                cand.abs_max = idx in abs_max_lines
-                candidates.append(cand)
-            idx = end + 1
-            continue
-        idx += 1
-    return candidates
-
-
-def abs_max_line_numbers(lines: list[str]) -> set[int]:
-    """Indices of lines that lie under an "Absolute Maximum Ratings" heading (until the next section title)."""
-    inside = False
-    found: set[int] = set()
-    for idx, line in enumerate(lines):
-        if len(line) < 80 and SECTION_TITLE.search(line):
-            inside = bool(ABS_MAX_TITLE.search(line))
-        if inside:
-            found.add(idx)
-    return found

@@ -102,6 +102,16 @@ def fold(text: str) -> str:
 
 
 @lru_cache(maxsize=100_000)
+def compact(text: str) -> str:
+    """Folded text without spaces, with comparison signs and garbled symbol-font forms unified."""
+    text = fold(text)
+    for old, new in (("≤", "<="), ("£", "<="), ("≥", ">="), ("ω", "ohm"), ("Ω".casefold(), "ohm"), ("℃", "°c"),
+                     ("−", "-"), ("–", "-"), ("—", "-")):
+        text = text.replace(old, new)
+    return re.sub(r"\s+", "", text)
+
+
+@lru_cache(maxsize=100_000)
 def _tokens(text: str) -> tuple[str, ...]:
     return tuple(t for t in re.split(r"[^0-9a-z+\-]+", fold(text)) if t and t not in ("-", "+"))
 

@@ -1,0 +1,63 @@
+"""The candidate reading: one value the reader could answer with, and everything needed to judge and quote it.
+
+Table rows, table cells and text lines all become ``Candidate`` objects (``rows.py`` and ``lines.py``) without
+any judgement about which one answers the request; ``reader.py`` scores them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from app.agent.offline.units import Unit
+from app.agent.offline.values import Reading
+
+NUMERIC_ROLES = ("min", "typical", "max")
+ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)
+SECTION_TITLE = re.compile(
+    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*characteristics|recommended\s*operating|"
+    r"operating\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
+    r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
+    r"temperature\s*characteristics",
+    re.IGNORECASE,
+)
+
+
+@dataclass(eq=False)
+class Candidate:
+    """A value the reader could answer with, and everything needed to judge and quote it."""
+
+    page: int
+    source: str  # table_row | table_cell | line
+    label: str  # text that should name the parameter
+    symbol: str = ""
+    context: str = ""  # conditions and surroundings, matched against requested conditions
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: Unit | None = None
+    unit_text: str | None = None
+    printed: list[str] = field(default_factory=list)  # numbers as printed, for quoting and cross-checks
+    value_text: str = ""
+    abs_max: bool = False
+    explicit_fields: bool = False  # fields come from Min/Typ/Max columns, not from wording
+    aligned: bool = True  # False when multi-line cells could not be paired line by line
+    line_text: str = ""  # for line candidates: the whole line
+    alt_labels: list[str] = field(default_factory=list)  # other lines that may name the parameter
+    own_label: str | None = None  # this row's own name cell when ``label`` joins a name wrapped over rows
+    merged: bool = False  # nominal and range of one line read together
+    assignment: bool = False  # printed as "X = value", the way test conditions are written
+    extra_conditions: str = ""  # row conditions the request did not mention
+
+    def values(self) -> tuple[float | None, float | None, float | None]:
+        return self.min, self.typical, self.max
+
+    def signature(self) -> tuple[float | None, ...]:
+        factor = self.unit.factor if self.unit else 1.0
+        return tuple(None if v is None else round(v * factor, 12) for v in self.values())
+
+
+def from_reading(page: int, reading: Reading, source: str) -> Candidate:
+    return Candidate(page, source, "", min=reading.min, typical=reading.typical, max=reading.max,
+                     unit=reading.unit, unit_text=reading.unit_text, printed=list(reading.numbers),
+                     value_text=reading.text)
