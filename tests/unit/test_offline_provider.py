@@ -218,3 +218,16 @@ def test_a_later_phase_gets_its_own_submit_tool_only() -> None:
     (name, args, _), = _calls(response)
     assert name == "submit_verdict"
     assert args == frozen
+
+
+def test_limit_word_that_belongs_to_the_requested_name() -> None:
+    register()
+    document = '<document pages="1">\n--- page 1 ---\nFan data\nMax. rotational speed 3000 RPM\n</document>'
+    named = litellm.completion(model=MODEL, messages=[_user("Max. rotational speed", None, document)],
+                               tools=_tools("submit_extraction"))
+    plain = litellm.completion(model=MODEL, messages=[_user("Rotational speed", None, document)],
+                               tools=_tools("submit_extraction"))
+    (_, named_args, _), = _calls(named)
+    (_, plain_args, _), = _calls(plain)
+    assert (named_args["values"][0]["typical"], named_args["values"][0]["max"]) == (3000.0, None)
+    assert (plain_args["values"][0]["typical"], plain_args["values"][0]["max"]) == (None, 3000.0)

@@ -168,3 +168,16 @@ def test_unit_in_the_column_header_or_the_parameter_name() -> None:
     name_unit = "| Parameter | Min | Typ | Max |\n|---|---|---|---|\n| Supply current (mA) | | 1.2 | 2.0 |\n"
     assert _values(decide(parse_request("Supply voltage"), _evidence(header_unit))) == (1.8, None, 3.6, "V")
     assert _values(decide(parse_request("Supply current"), _evidence(name_unit))) == (None, 1.2, 2.0, "mA")
+
+
+def test_rows_sharing_a_symbol_keep_their_own_full_names() -> None:
+    markdown = ("| Parameters | Sym | Min | Typ | Max | Units |\n|---|---|---|---|---|---|\n"
+                "| Specified Temperature Range | TA | -40 | — | +125 | °C |\n"
+                "| Storage Temperature Range | TA | -65 | — | +150 | °C |\n")
+    decision = decide(parse_request("Storage temperature"), _evidence(markdown, 14))
+    assert _values(decision) == (-65.0, None, 150.0, "degC")
+
+
+def test_tolerance_in_parentheses_is_not_the_value() -> None:
+    evidence = Evidence(page_lines={1: ["Rotational speed (+/–10%) 3000 RPM"]})
+    assert _values(decide(parse_request("Rotational speed"), evidence)) == (None, 3000.0, None, "rpm")

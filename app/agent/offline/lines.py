@@ -35,6 +35,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             left = readings[n - 1].end if n > 0 else 0
             right = readings[n + 1].start if n + 1 < len(readings) else len(line)
             before = _DOT_LEADER.sub(" ", line[left:reading.start]).strip(" :=-–,;")
+            if len(re.findall(r"[A-Za-z]{3,}", before)) < 2:
+                # "Speed (+/–10%) 3000 RPM": the name is further left, before the other value.
+                before = _DOT_LEADER.sub(" ", line[:reading.start]).strip(" :=-–,;")
             after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
             label = f"{before} {after}".strip() if len(after) < 60 else before
             if len(re.findall(r"[A-Za-z]{3,}", label)) < 2 and previous:
@@ -47,12 +50,15 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
+            cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
                 lead = fold(before)
                 if re.search(r"\b(max|maximum|up to)\b", lead) or re.match(r"^\W*(max|maximum)\b", fold(after)):
                     cand.max, cand.typical = cand.typical, None
+                    cand.limit_from_wording = True
                 elif re.search(r"\b(min|minimum|at least)\b", lead) or re.match(r"^\W*(min|minimum)\b", fold(after)):
                     cand.min, cand.typical = cand.typical, None
+                    cand.limit_from_wording = True
                 elif cand.abs_max:
                     cand.max, cand.typical = cand.typical, None
             line_cands.append(cand)

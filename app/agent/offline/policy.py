@@ -279,8 +279,11 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     elif checked:
         reason += "; cross-check search found the value again on that page"
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
-    value = {"min": cand.min, "typical": cand.typical, "max": cand.max, "unit": unit,
-             "conditions": _conditions(query, cand)}
+    low, typical, high = cand.min, cand.typical, cand.max
+    if cand.limit_from_wording and re.search(r"\b(max|maximum|min|minimum)\b", query.core, re.IGNORECASE):
+        # "Max. rotational speed 3000 RPM": the limit word belongs to the parameter's name, the value is its own.
+        typical, low, high = (low if low is not None else high), None, None
+    value = {"min": low, "typical": typical, "max": high, "unit": unit, "conditions": _conditions(query, cand)}
     return Step(SUBMIT, {
         "found": True,
         "values": [value],

@@ -29,14 +29,18 @@ def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str |
     if cand.source == "line" and cand.line_text in lines:
         return _trim_line(cand.line_text, cand.value_text)
     label_key = compact(" ".join(cand.label.split()[:3]))
-    starts = [i for i, line in enumerate(lines) if label_key and label_key[:12] in compact(line)]
+    name_starts = [i for i, line in enumerate(lines) if label_key and label_key[:12] in compact(line)]
     symbol_key = compact(cand.symbol.split()[0]) if cand.symbol.split() else ""
-    if symbol_key:
-        starts += [i for i, line in enumerate(lines) if compact(line) == symbol_key and i not in starts]
-    for start in sorted(starts):
-        window = _window_with_numbers(lines, start, printed, max_lines)
-        if window is not None:
-            return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
+    symbol_starts = [i for i, line in enumerate(lines) if symbol_key and compact(line) == symbol_key]
+    # A quote starts at the row's name when that stays tight; a name printed once above several rows would
+    # pull in the rows between, and then the row's symbol is the better start.
+    for starts, span in ((name_starts, 8), (name_starts + symbol_starts, max_lines)):
+        windows = [(end - start, start, end) for start in starts
+                   if (end := _window_with_numbers(lines, start, printed, max_lines)) is not None
+                   and end - start < span]
+        if windows:
+            _, start, end = min(windows)
+            return _short(" ".join(lines[start:_with_unit(lines, end, cand) + 1]))
     for start in range(len(lines)):
         if printed and _number_in(lines[start], printed[0]) >= 0:
             window = _window_with_numbers(lines, start, printed, 4)

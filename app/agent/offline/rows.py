@@ -170,7 +170,8 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
         symbol = _first_cell(row, roles, "symbol")
         j = i + 1
         if symbol:
-            while j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
+            while (j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol
+                   and _continues_name(_first_cell(rows[j][0], rows[j][1], "parameter"))):
                 j += 1
         if j - i > 1:
             parts = [_first_cell(r, ro, "parameter").split("\n")[0].strip() for r, ro in rows[i:j]]
@@ -179,6 +180,13 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
                 labels[i:j] = [joined] * (j - i)
         i = j
     return labels
+
+
+def _continues_name(cell: str) -> bool:
+    """A name cell that continues the row above rather than naming a parameter of its own: empty, a
+    parenthesis or lower-case start ("(± 20%)", "into A, W or B"), or a single word ("Tempco", "LM258")."""
+    text = cell.split("\n")[0].strip()
+    return not text or text[0] in "(±" or text[0].islower() or len(text.split()) == 1
 
 
 def _first_cell(row: list[str], roles: list[str | None], role: str) -> str:
@@ -349,10 +357,12 @@ def _cell_number(line: str) -> tuple[float | None, Unit | None, str | None, str]
     number = parse_number(text)
     if number is not None:
         return number, None, None, text
-    readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le")]
+    readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le", "pm")]
     if readings and (len(readings) == 1 and len(text) <= 16 or readings[0].start == 0 and readings[0].unit):
         r = readings[0]
-        value = r.typical if r.typical is not None else r.min if r.min is not None else r.max
+        # In a Min/Typ/Max column a "±1" is the magnitude of that limit.
+        value = r.typical if r.typical is not None else r.max if r.kind == "pm" else (
+            r.min if r.min is not None else r.max)
         return value, r.unit, r.unit_text, r.text.lstrip("<>≤≥＜＞ ")
     return None, None, None, text
 

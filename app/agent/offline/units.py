@@ -46,7 +46,6 @@ _NAMED: dict[str, tuple[str, float]] = {
     "megapixels": ("count_pixels", 1e6),
     "pixels": ("count_pixels", 1.0),
     "rpm": ("speed_rpm", 1.0),
-    "RPM": ("speed_rpm", 1.0),
     "mcd": ("luminous", 1e-3),
     "cd": ("luminous", 1.0),
     "degC": ("temperature", 1.0),
@@ -67,6 +66,13 @@ _NAMED: dict[str, tuple[str, float]] = {
     "dots": ("count_dots", 1.0),
     "shots": ("count_shots", 1.0),
     "fps": ("frame_rate", 1.0),
+    "B": ("bytes", 1.0),
+    "bytes": ("bytes", 1.0),
+    "kB": ("bytes", 1e3),
+    "KB": ("bytes", 1e3),
+    "Kbytes": ("bytes", 1e3),
+    "MB": ("bytes", 1e6),
+    "GB": ("bytes", 1e9),
 }
 
 _PREFIX = "pnumkKMG"
@@ -82,7 +88,7 @@ _TOKEN_ALTERNATIVES = sorted(
         r"[pnuµμmkKMG]?A", r"[pnuµμmkKMG]?W", r"[pnuµμm]?F", r"[pnuµμm]?H", r"[pnuµμm]s", r"sec", r"s",
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
         r"RPM", r"rpm", r"mcd", r"cd", r"nm", r"[mc]m", r"k?g", r"mNm", r"N\.?cm", r"hrs", r"h", r"min", r"deg",
-        r"dots", r"fps",
+        r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes",
     ],
     key=len,
     reverse=True,
