@@ -352,8 +352,10 @@ def _row_members(index: DatasheetIndex, page: PageInfo) -> dict[int, list[int]]:
 
 
 def snippet(index: DatasheetIndex, page: PageInfo, li: int) -> str:
-    """The line in context: inside a table, its whole row (cells joined with " | ") and the next row, so the
-    values of the row (and an interleaved second condition row) are visible; elsewhere the line and the next."""
+    """The line in context, one visual row per text line ("\n" between rows): inside a table, the line's whole
+    row and the next one, so the row's values (and an interleaved second condition row) are visible; elsewhere
+    the line's row and the next line. Cells are joined by single spaces, as a whitespace-collapsed text layer
+    reads, so a row often quotes back verbatim against the page text."""
     lines = page.lines
     ln = lines[li]
     rows = _row_members(index, page)
@@ -364,20 +366,20 @@ def snippet(index: DatasheetIndex, page: PageInfo, li: int) -> str:
             if members:
                 parts.append(_row_text(page, members, ln.region))
                 break
-        return _clip(" / ".join(parts))
+        return _clip("\n".join(parts))
     mates = [i for i in rows.get(ln.row, [li]) if i == li or not is_decoration(lines[i].text)]
     core = collapse_ws(ln.text)
     if 1 < len(mates) <= 6:
-        joined = " | ".join(collapse_ws(lines[i].text) for i in mates)
+        joined = " ".join(collapse_ws(lines[i].text) for i in mates)
         if len(joined) <= 160:
             core = joined
     nxt = _next_line(lines, li)
-    return _clip(f"{core} {collapse_ws(lines[nxt].text)}" if nxt is not None else core)
+    return _clip(f"{core}\n{collapse_ws(lines[nxt].text)}" if nxt is not None else core)
 
 
 def _row_text(page: PageInfo, members: list[int], region: int) -> str:
-    return " | ".join(collapse_ws(page.lines[i].text) for i in members
-                      if page.lines[i].region == region and not is_decoration(page.lines[i].text))
+    return " ".join(collapse_ws(page.lines[i].text) for i in members
+                    if page.lines[i].region == region and not is_decoration(page.lines[i].text))
 
 
 def _next_line(lines: list[Line], li: int) -> int | None:

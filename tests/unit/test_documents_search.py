@@ -115,8 +115,11 @@ def test_unit_glyph_queries_find_the_table_row(glyph_tools, query, row_start):
 def test_snippet_shows_the_row_values(glyph_tools):
     hit = glyph_tools.search_text("wiper resistance", max_hits=1)["hits"][0]
     assert hit["text"] == "Wiper resistance"
-    row = hit["snippet"].split(" / ")[0]
-    assert row.split(" | ") == ["Wiper resistance", "RW", "—", "75", "160", "\u2126"]
+    row, following = hit["snippet"].split("\n")
+    assert row == "Wiper resistance RW — 75 160 \u2126"
+    assert following.startswith("Resistance, 10 k\u2126 option RAB 8.0 10 12.0")
+    page_text = " ".join(glyph_tools.index.page(2).text.split())
+    assert row in page_text  # a row quotes back verbatim against the text layer
 
 
 def test_ligature_split_and_hyphenated_words_are_found(glyph_tools):
