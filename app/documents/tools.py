@@ -196,7 +196,12 @@ class DocumentTools:
     @_safe
     def search_text(self, query: str | list[str], max_hits: int = 10, page: int | None = None) -> dict[str, Any]:
         """Ranked hits: {"query", "hits": [{"page", "text" (the matching line), "snippet" (line with
-        context), "section", "bbox": [x0, y0, x1, y1], "score"}], "total_hits", "truncated"}."""
+        context), "section", "bbox": [x0, y0, x1, y1], "score"}], "total_hits", "truncated"}.
+
+        ``snippet`` holds one visual row per text line: the hit's row (all its cells, space-joined, in a table)
+        and the row or line after it. ``in_table`` says whether the line lies in a detected table;
+        ``matched_queries`` (list queries only) which queries the line answers. One hit per visual row; further
+        hits on an already listed page are ranked slightly lower so different pages surface early."""
         idx = self.index
         queries = [query] if isinstance(query, str) else query
         if not isinstance(queries, list) or not queries or not all(isinstance(q, str) for q in queries):
@@ -228,7 +233,12 @@ class DocumentTools:
     @_safe
     def extract_table_markdown(self, page: int, table: int | None = None) -> dict[str, Any]:
         """{"page", "tables": [{"index", "bbox", "markdown", "n_rows", "n_cols", "header_rows",
-        "continues_on_next_page", "continued_from_previous_page"}], "notes"}."""
+        "continues_on_next_page", "continued_from_previous_page"}], "notes"}.
+
+        One GitHub pipe table per detected table, header row first (several header rows are joined into one),
+        multi-line cells joined with spaces, units where the page prints them. Each row reads on its own: a
+        parameter name or unit spanning several condition rows is repeated on each. ``title`` is the caption or
+        heading printed above the table."""
         idx = self.index
         problem = _check_page(idx, page, "page")
         if problem:
