@@ -79,16 +79,17 @@ def _token_match(a: str, b: str) -> bool:
     return len(shorter) >= 5 and a[0] == b[0] and fuzz.ratio(a, b) >= 88
 
 
-def _coverage(phrase_tokens: list[str], label_tokens: list[str]) -> tuple[float, int]:
+def _coverage(phrase_tokens: list[str], label_tokens: list[str] | tuple[str, ...]) -> tuple[float, int]:
     if not phrase_tokens:
         return 0.0, 0
+    by_letter: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(label_tokens):
+        by_letter.setdefault(t[0], []).append((i, t))
     used: set[int] = set()
     hits = 0
-    first_letters = {t[0] for t in label_tokens}
     for p in phrase_tokens:
-        if p[0] not in first_letters and not any(c.isdigit() for c in p):
-            continue  # every kind of token match keeps the first letter
-        for i, t in enumerate(label_tokens):
+        # Every kind of token match (exact, plural, prefix, typo) keeps the first letter.
+        for i, t in by_letter.get(p[0], ()):
             if i not in used and _token_match(p, t):
                 used.add(i)
                 hits += 1
@@ -149,6 +150,8 @@ def _phrase_match(phrases: tuple[str, ...], label: str) -> tuple[float, int, tup
         weight = 1.0 if i == 0 else 0.9
         if coverage * weight > best:
             best, best_used = coverage * weight, used
+        if best >= 1.0:
+            break  # the name as typed is fully there; a synonym cannot do better
     return best, best_used, _label_tokens(label)
 
 
