@@ -99,14 +99,34 @@ def _overview(conv: Conversation) -> dict[str, Any]:
     return {}
 
 
+def _locating_searches(conv: Conversation) -> list[Any]:
+    """Searches that look for the parameter across the document (a cross-check is restricted to one page)."""
+    return [e for e in conv.calls("search_text") if not e.arguments.get("page")]
+
+
+def _cross_checks(conv: Conversation) -> list[Any]:
+    return [e for e in conv.calls("search_text") if e.arguments.get("page")]
+
+
 def rank_pages(query: Query, conv: Conversation) -> list[int]:
     """Pages worth reading, best first: where search hits name the parameter, then pages with tables."""
     overview = _overview(conv)
     page_count = int(overview.get("page_count") or 0)
     table_pages = [p for p in overview.get("table_pages", []) or [] if isinstance(p, int)]
+    scores = _page_scores(query, conv)
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))
+    for page in table_pages[:3] + [1]:
+        if page not in ranked and (page_count == 0 or page <= page_count) and len(ranked) < PAGES_TO_READ:
+            ranked.append(page)
+    return ranked
+
+
+def _page_scores(query: Query, conv: Conversation) -> dict[int, float]:
+    """How strongly the locating searches' hits point at each page."""
+    table_pages = [p for p in _overview(conv).get("table_pages", []) or [] if isinstance(p, int)]
     scores: dict[int, float] = {}
     counts: dict[int, int] = {}
-    for exchange in conv.calls("search_text")[:1]:
+    for exchange in _locating_searches(conv):
         if not exchange.ok or not exchange.result:
             continue
         hits = [h for h in exchange.result.get("hits", []) or [] if isinstance(h.get("page"), int)]
@@ -136,11 +156,7 @@ def rank_pages(query: Query, conv: Conversation) -> list[int]:
             counts[page] = counts.get(page, 0) + 1
     for page in scores:
         scores[page] += 0.04 * min(counts[page], 4) + (0.05 if page in table_pages else 0.0)
-    ranked = sorted(scores, key=lambda p: (-scores[p], p))
-    for page in table_pages[:3] + [1]:
-        if page not in ranked and (page_count == 0 or page <= page_count) and len(ranked) < PAGES_TO_READ:
-            ranked.append(page)
-    return ranked
+    return scores
 
 
 def _has_value_of(query: Query, text: str) -> bool:
@@ -182,10 +198,15 @@ def next_steps(conv: Conversation) -> list[Step]:
     if opening:
         return opening
     decision = decide(query, gather(conv))
+    if (decision.best is None and len(_locating_searches(conv)) == 1 and conv.offers("search_text")
+            and not _attempted(conv, "get_section_text") and not _attempted(conv, "extract_table_markdown")
+            and max(_page_scores(query, conv).values(), default=0.0) < 0.6):
+        # Nothing found names the parameter: search once more, for its symbols and single words.
+        return [Step("search_text", {"query": query.broad_terms(), "max_hits": 25})]
     reads = _next_reads(query, conv, decision)
     if reads:
         return reads
-    if decision.best is not None and conv.offers("search_text") and len(conv.calls("search_text")) < 2:
+    if decision.best is not None and conv.offers("search_text") and not _cross_checks(conv):
         return [Step("search_text", {"query": _cross_check_terms(decision.best.candidate),
                                      "page": decision.best.candidate.page, "max_hits": 10})]
     return [_submit(query, decision, conv)]
@@ -238,7 +259,7 @@ def _decline(reason: str) -> Step:
 
 
 def _cross_checked(conv: Conversation, cand: Candidate) -> bool | None:
-    checks = conv.calls("search_text")[1:]
+    checks = _cross_checks(conv)
     if not checks:
         return None
     for exchange in checks:

@@ -179,6 +179,11 @@ class Query:
                     found.append(symbol)
         return found
 
+    def broad_terms(self) -> list[str]:
+        """Symbols and the single words of the name: a wider net when the phrases found nothing."""
+        terms = self.all_symbols + [t for t in self.core_tokens if len(t) >= 4]
+        return list(dict.fromkeys(terms))[:8] or [self.core]
+
     def search_terms(self) -> list[str]:
         """Phrases and symbols to search for, most specific first."""
         terms = [self.core] + list(self.phrases[1:4]) + self.symbols
