@@ -121,6 +121,16 @@ def rank_pages(query: Query, conv: Conversation) -> list[int]:
     return ranked
 
 
+def _hits_name(query: Query, conv: Conversation) -> bool:
+    """Whether any search hit so far names most of the parameter (its words or its symbol)."""
+    for exchange in _locating_searches(conv):
+        for hit in (exchange.result or {}).get("hits", []) or []:
+            text = f"{hit.get('text', '')} {hit.get('snippet', '')}"
+            if label_score(query, Candidate(0, "line", text), text) >= 0.75:
+                return True
+    return False
+
+
 def _page_scores(query: Query, conv: Conversation) -> dict[int, float]:
     """How strongly the locating searches' hits point at each page."""
     table_pages = [p for p in _overview(conv).get("table_pages", []) or [] if isinstance(p, int)]
@@ -200,7 +210,7 @@ def next_steps(conv: Conversation) -> list[Step]:
     decision = decide(query, gather(conv))
     if (decision.best is None and len(_locating_searches(conv)) == 1 and conv.offers("search_text")
             and not _attempted(conv, "get_section_text") and not _attempted(conv, "extract_table_markdown")
-            and max(_page_scores(query, conv).values(), default=0.0) < 0.6):
+            and not _hits_name(query, conv)):
         # Nothing found names the parameter: search once more, for its symbols and single words.
         return [Step("search_text", {"query": query.broad_terms(), "max_hits": 25})]
     reads = _next_reads(query, conv, decision)
