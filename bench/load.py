@@ -1,0 +1,278 @@
+"""Load: 500 jobs submitted concurrently to a running stack, every one followed to a terminal state.
+
+Starts ``dsx serve`` (the API plus a Celery worker) on a free loopback port with its own data directory: the
+embedded default (SQLite + SQLAlchemy broker) unless ``--postgres``/``--redis`` are given (a throwaway database
+is created on that server and dropped afterwards; the Redis database is used as is). The model is the offline
+reader, the document one small synthetic datasheet, one parameter per job, so the figures are the service's
+own cost (admission, queueing, database, index cache, agent loop, review), not a provider's.
+
+Reported: submit and completion throughput, p50/p99 latency of the enqueue call (POST /v1/jobs) and of the
+status call (GET /v1/jobs/{id}) with ``/healthz`` measured in the same rounds as the peer (the bare HTTP round
+trip on the same loaded server), the terminal states, and whether anything was lost: every accepted job must
+reach a terminal state and the job listing must hold exactly the accepted jobs. Bounded by ``--timeout``.
+
+Known limit it exposes: ``POST /v1/jobs`` is an ``async`` handler doing blocking database work on the event loop.
+Once every pooled connection (5 + 10 overflow) is held by requests waiting for their session teardown, the next
+upload blocks the loop on the pool checkout and nothing moves until the 30 s pool timeout: with ``--concurrency``
+above ~15 the run shows 60 s upload timeouts. Hence the default of 12 uploads in flight.
+
+    .venv/bin/python bench/load.py [--jobs 500] [--concurrency 12] [--workers 2]
+                                   [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
+                                   [--redis redis://127.0.0.1:6379/13] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pymupdf
+
+REPO = Path(__file__).resolve().parents[1]
+TERMINAL = {"done", "needs_review", "failed", "cancelled"}
+PARAMETERS = json.dumps([{"name": "Supply voltage", "unit": "V"}])
+
+
+def datasheet() -> bytes:
+    """One page with a small characteristics table (cells in columns, as printed)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((50, 60), "LD1117 Low-Dropout Regulator", fontsize=12)
+    page.insert_text((50, 80), "6 Electrical Characteristics", fontsize=10)
+    rows = [("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"), ("Supply voltage", "VIN", "2.7", "3.3", "15", "V"),
+            ("Quiescent current", "IQ", "", "5", "10", "mA"), ("Dropout voltage", "VDO", "", "1.1", "1.3", "V")]
+    for r, row in enumerate(rows):
+        for x, cell in zip((50, 170, 230, 270, 310, 350), row, strict=True):
+            if cell:
+                page.insert_text((x, 110 + 14 * r), cell, fontsize=9)
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@contextmanager
+def throwaway_database(server_url: str) -> Iterator[str]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    base = make_url(server_url)
+    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    name = f"dsx_load_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
+    """``dsx serve`` on a free port; yields its base URL once /readyz answers; stops its process group."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DSX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
+    env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "DSX_AUTH_MODE": "open",
+                "DSX_RATE_LIMIT_PER_MINUTE": "0", "PYTHONUNBUFFERED": "1"})
+    if args.database_url:
+        env.update({"DSX_DATABASE_URL": args.database_url, "DSX_ALLOW_OPEN_IN_PRODUCTION": "true"})
+    if args.redis:
+        env["DSX_BROKER_URL"] = args.redis
+    log = (data_dir / "serve.log").open("wb")
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers",
+                                str(args.workers)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"dsx serve exited during start-up; see {data_dir / 'serve.log'}")
+            try:
+                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("dsx serve not ready after 120 s")
+            time.sleep(0.3)
+        yield base
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        log.close()
+
+
+async def timed(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> tuple[httpx.Response | None, float]:
+    started = time.perf_counter()
+    try:
+        response = await client.request(method, url, **kwargs)
+    except httpx.HTTPError:
+        response = None
+    return response, time.perf_counter() - started
+
+
+async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
+    pdf = datasheet()
+    gate = asyncio.Semaphore(args.concurrency)
+    limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
+    post_s: list[float] = []
+    get_s: list[float] = []
+    health_s: list[float] = []
+    refused: Counter[str] = Counter()
+    accepted: dict[str, float] = {}
+    finished: dict[str, tuple[str, float]] = {}
+    deadline = time.monotonic() + args.timeout
+
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
+        async def submit(i: int) -> None:
+            async with gate:
+                response, seconds = await timed(client, "POST", "/v1/jobs", data={"parameters": PARAMETERS},
+                                                files={"file": (f"ds-{i}.pdf", pdf, "application/pdf")})
+            post_s.append(seconds)
+            if response is not None and response.status_code == 202:
+                accepted[response.json()["job_id"]] = time.monotonic()
+            else:
+                refused[str(response.status_code if response is not None else "transport error")] += 1
+
+        async def status(job_id: str) -> None:
+            async with gate:
+                response, seconds = await timed(client, "GET", f"/v1/jobs/{job_id}")
+            get_s.append(seconds)
+            if response is not None and response.status_code == 200:
+                state = response.json()["status"]
+                if state in TERMINAL:
+                    finished[job_id] = (state, time.monotonic())
+
+        async def health() -> None:
+            async with gate:
+                response, seconds = await timed(client, "GET", "/healthz")
+            if response is not None and response.status_code == 200:
+                health_s.append(seconds)
+
+        started = time.monotonic()
+        await asyncio.gather(*(submit(i) for i in range(args.jobs)), *(health() for _ in range(args.jobs // 10)))
+        submitted = time.monotonic()
+        while len(finished) < len(accepted) and time.monotonic() < deadline:
+            pending = [j for j in accepted if j not in finished]
+            await asyncio.gather(*(status(j) for j in pending), *(health() for _ in range(max(1, len(pending) // 10))))
+            if len(finished) < len(accepted):
+                await asyncio.sleep(args.poll_interval)
+        ended = max((t for _, t in finished.values()), default=time.monotonic())
+        response, _ = await timed(client, "GET", "/v1/jobs", params={"limit": 1})
+        listing = response.json() if response is not None and response.status_code == 200 else {}
+
+    states = Counter(state for state, _ in finished.values())
+    lost = sorted(set(accepted) - set(finished))
+    return {
+        "jobs": args.jobs, "concurrency": args.concurrency, "workers": args.workers,
+        "backend": ("postgres" if args.database_url else "sqlite") + "+" + ("redis" if args.redis else "sqla"),
+        "accepted": len(accepted), "refused": dict(refused), "terminal": len(finished), "states": dict(states),
+        "not_terminal_by_deadline": len(lost), "listed": listing.get("total"),
+        "nothing_lost": not lost and listing.get("total") == len(accepted),
+        "submit_seconds": round(submitted - started, 2), "total_seconds": round(ended - started, 2),
+        "submit_per_s": round(len(accepted) / max(submitted - started, 1e-9), 1),
+        "completed_per_s": round(len(finished) / max(ended - started, 1e-9), 2),
+        "post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
+        "post_p50_vs_healthz": _ratio(post_s, health_s), "get_p50_vs_healthz": _ratio(get_s, health_s),
+    }
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {"n": len(values), "p50": round(1000 * percentile(values, 50), 1),
+            "p99": round(1000 * percentile(values, 99), 1),
+            "mean": round(1000 * statistics.fmean(values), 1) if values else float("nan")}
+
+
+def _ratio(values: list[float], peer: list[float]) -> float:
+    return round(percentile(values, 50) / percentile(peer, 50), 2) if values and peer else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=12,
+                        help="requests in flight at once (above ~15 uploads in flight the API stalls: see the module "
+                             "docstring)")
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
+    parser.add_argument("--postgres", help="a PostgreSQL server URL; a throwaway database is made on it")
+    parser.add_argument("--redis", help="a Redis URL for the broker")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds before unfinished jobs count as lost")
+    parser.add_argument("--poll-interval", type=float, default=1.0)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--log", type=Path, help="keep the server's log here")
+    args = parser.parse_args()
+    args.database_url = None
+    # A SIGTERM (a CI timeout, a Ctrl-C from a wrapper) must still stop the stack this benchmark started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    with tempfile.TemporaryDirectory(prefix="dsx-bench-load-") as tmp:
+        data_dir = Path(tmp)
+        try:
+            if args.postgres:
+                with throwaway_database(args.postgres) as url:
+                    args.database_url = url
+                    with stack(args, data_dir) as base:
+                        figures = asyncio.run(run_load(base, args))
+            else:
+                with stack(args, data_dir) as base:
+                    figures = asyncio.run(run_load(base, args))
+        finally:
+            if args.log and (data_dir / "serve.log").exists():
+                args.log.write_bytes((data_dir / "serve.log").read_bytes())
+
+    print(f"load: {figures['jobs']} jobs, {figures['concurrency']} in flight, {figures['workers']} worker(s), "
+          f"{figures['backend']}, offline model")
+    print(f"  accepted {figures['accepted']}  refused {figures['refused'] or 0}  terminal {figures['terminal']}  "
+          f"states {figures['states']}  listed {figures['listed']}  nothing lost: {figures['nothing_lost']}")
+    print(f"  submit: {figures['submit_seconds']} s ({figures['submit_per_s']} jobs/s accepted)   "
+          f"all terminal after {figures['total_seconds']} s ({figures['completed_per_s']} jobs/s end to end)")
+    rows = (("POST /v1/jobs", "post_ms", "post_p50_vs_healthz"), ("GET /v1/jobs/{id}", "get_ms", "get_p50_vs_healthz"),
+            ("GET /healthz", "healthz_ms", None))
+    for label, key, ratio in rows:
+        s = figures[key]
+        extra = f"   p50 = {figures[ratio]}x /healthz" if ratio else "   (peer: bare round trip, same rounds)"
+        print(f"  {label:<18} n={s['n']:<5} p50 {s['p50']:>8} ms  p99 {s['p99']:>8} ms{extra}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0 if figures["nothing_lost"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
