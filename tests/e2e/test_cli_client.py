@@ -31,9 +31,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def dsx(server: LiveServer, tmp_path: Path):  # noqa: ANN201 - returns a small invoker
+def dsx(server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - an invoker
     """Run `dsx ARGS` in-process against the live server, isolated from the developer's settings."""
+    from app import client_cli
+
     runner = CliRunner()
+    # Rich sizes tables from the terminal it first saw; pin a wide one so assertions see whole cells.
+    for console in (client_cli.console, client_cli.err_console):
+        monkeypatch.setattr(console, "_width", 220)
+        monkeypatch.setattr(console, "_height", 50)
 
     def invoke(*args: str, env: dict[str, str | None] | None = None, server_option: bool = True) -> Result:
         base: dict[str, str | None] = {"DSX_SERVER": None, "DSX_API_KEY": None, "COLUMNS": "220",

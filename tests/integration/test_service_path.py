@@ -44,15 +44,24 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
             reset_settings()
             reset_engines()
             migrate.upgrade()
-            yield {"env": worker_env(data_dir, database, broker), "data_dir": data_dir}
+            yield {"env": worker_env(data_dir, database, broker), "data_dir": data_dir,
+                   "headers": {"Authorization": f"Bearer {_submitter_key()}"}}
             reset_engines()
     else:
         reset_settings()
         reset_engines()
         migrate.upgrade()
-        yield {"env": worker_env(data_dir), "data_dir": data_dir}
+        yield {"env": worker_env(data_dir), "data_dir": data_dir, "headers": {}}
         reset_engines()
     reset_settings()
+
+
+def _submitter_key() -> str:
+    """Production runs with API keys (it refuses to start open): issue one for the test."""
+    from app import auth
+
+    with session_scope() as session:
+        return auth.create_key(session, tenant="integration", roles=["submitter"], name="integration").key
 
 
 def _flush_redis(url: str) -> None:
@@ -64,7 +73,7 @@ def _flush_redis(url: str) -> None:
 def test_job_reaches_terminal_state_with_stored_results(stack: dict, tmp_path: Path) -> None:
     from app.main import create_app
 
-    client = TestClient(create_app())
+    client = TestClient(create_app(), headers=stack["headers"])
     pdf = datasheet("speaker_amplifier")
     response = client.post(
         "/v1/jobs",
