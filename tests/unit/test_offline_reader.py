@@ -181,3 +181,15 @@ def test_rows_sharing_a_symbol_keep_their_own_full_names() -> None:
 def test_tolerance_in_parentheses_is_not_the_value() -> None:
     evidence = Evidence(page_lines={1: ["Rotational speed (+/–10%) 3000 RPM"]})
     assert _values(decide(parse_request("Rotational speed"), evidence)) == (None, 3000.0, None, "rpm")
+
+
+def test_blank_lines_are_empty_cells_and_interleaved_rows_are_not_guessed() -> None:
+    text = ("--- page 3 ---\nPARAMETER\nSYMBOL\nTEST CONDITIONS\nMIN\nTYP\nMAX\nUNIT\n"
+            "Quiescent Current\nIQ\nVss=6V, VIN=0\n \n4\n8\nmA\n"
+            "Voltage Gain\nGV\nVss=6V, f=1kHz\n10µF from pin 1 to pin 8\n \n26\n46\n \ndB\ndB\n")
+    from app.agent.offline.policy import split_pages
+
+    evidence = Evidence(page_lines=split_pages(text), cell_lines=split_pages(text, keep_blank=True))
+    assert _values(decide(parse_request("Quiescent current", "mA"), evidence)) == (None, 4.0, 8.0, "mA")
+    gain = decide(parse_request("Voltage gain", "dB"), evidence)
+    assert gain.best is None or _values(gain) != (26.0, 46.0, None, "dB")

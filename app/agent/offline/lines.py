@@ -127,11 +127,15 @@ def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int]
             cells.append(lines[end].strip())
             end += 1
         unit = parse_unit(lines[end].strip()) if end < len(lines) and end > idx else None
+        if unit is not None and end + 1 < len(lines) and parse_unit(lines[end + 1].strip()) is not None:
+            unit = None  # "dB" / "dB": two sub-rows interleaved cell by cell, which the text alone cannot pair
         numbers = [c for c in cells if parse_number(c) is not None]
         if unit is not None and len(cells) >= 2 and numbers:
+            while len(cells) > max(len(header), 3) and not cells[0].strip():
+                cells = cells[1:]  # an empty Conditions cell before the Min/Typ/Max cells
             roles = header if len(header) == len(cells) else (["min", "typical", "max"] if len(cells) == 3 else [])
             if roles:
-                label_lines = [line.strip() for line in lines[max(0, idx - 4):idx]]
+                label_lines = [line.strip() for line in lines[max(0, idx - 8):idx] if line.strip()][-4:]
                 cand = Candidate(page, "line", label_lines[-1] if label_lines else "", unit=unit,
                                  unit_text=lines[end].strip(), explicit_fields=True)
                 for role, cell in zip(roles, cells, strict=True):

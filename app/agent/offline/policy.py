@@ -38,18 +38,23 @@ class Step:
 
 # --- Evidence from tool results ----------------------------------------------------------------------------
 
-def split_pages(text: str, default_page: int | None = None) -> dict[int, list[str]]:
-    """Lines per page of text carrying '--- page N ---' markers."""
+def split_pages(text: str, default_page: int | None = None, keep_blank: bool = False) -> dict[int, list[str]]:
+    """Lines per page of text carrying '--- page N ---' markers. Blank lines are dropped unless ``keep_blank``
+    (then kept as ""): in a text layer that prints one table cell per line, a blank line is an empty cell."""
+    def lines_of(body: str) -> list[str]:
+        if not keep_blank:
+            return [line for line in body.splitlines() if line.strip()]
+        return [line if line.strip() else "" for line in body.strip("\n").splitlines()]
+
     pages: dict[int, list[str]] = {}
     markers = list(_PAGE_MARKER.finditer(text))
     if not markers:
         if default_page is not None:
-            pages[default_page] = [line for line in text.splitlines() if line.strip()]
+            pages[default_page] = lines_of(text)
         return pages
     for i, marker in enumerate(markers):
         end = markers[i + 1].start() if i + 1 < len(markers) else len(text)
-        body = text[marker.end():end]
-        pages.setdefault(int(marker.group(1)), []).extend(line for line in body.splitlines() if line.strip())
+        pages.setdefault(int(marker.group(1)), []).extend(lines_of(text[marker.end():end]))
     return pages
 
 
@@ -62,17 +67,21 @@ def gather(conv: Conversation) -> Evidence:
     evidence = Evidence()
     if conv.document_text:
         evidence.page_lines.update(split_pages(conv.document_text, default_page=1))
+        evidence.cell_lines.update(split_pages(conv.document_text, default_page=1, keep_blank=True))
     for exchange in conv.exchanges:
         if not exchange.ok or exchange.result is None:
             continue
         result = exchange.result
         if exchange.name == "get_section_text":
             start = result.get("start_page") or exchange.arguments.get("start_page")
-            for page, lines in split_pages(str(result.get("text", "")), start).items():
+            text = str(result.get("text", ""))
+            cells = split_pages(text, start, keep_blank=True)
+            for page, lines in split_pages(text, start).items():
                 # A page read twice (a continuation cursor) keeps its first reading; lines repeat legitimately
                 # within a page ("4", "mA"), so they are never de-duplicated.
                 if page not in evidence.page_lines:
                     evidence.page_lines[page] = lines
+                    evidence.cell_lines[page] = cells.get(page, lines)
         elif exchange.name == "extract_table_markdown":
             page = int(result.get("page") or exchange.arguments.get("page") or 0)
             for table in result.get("tables", []) or []:

@@ -35,6 +35,7 @@ class Evidence:
     """Everything the tools returned so far, keyed by page."""
 
     page_lines: dict[int, list[str]] = field(default_factory=dict)
+    cell_lines: dict[int, list[str]] = field(default_factory=dict)  # page_lines with blank lines kept as ""
     tables: dict[int, list[Table]] = field(default_factory=dict)
     hit_lines: dict[int, list[str]] = field(default_factory=dict)
 
@@ -249,6 +250,7 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
             candidates.extend(found)
     for page, lines in evidence.page_lines.items():
         candidates.extend(_line_candidates_cached(page, tuple(lines), True))
+        candidates.extend(_vertical_candidates_cached(page, tuple(evidence.cell_lines.get(page, lines))))
     for page, lines in evidence.hit_lines.items():
         if page not in evidence.page_lines:
             candidates.extend(_line_candidates_cached(page, tuple(lines), False))
@@ -270,10 +272,12 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
 @lru_cache(maxsize=4096)
 def _line_candidates_cached(page: int, lines: tuple[str, ...], full_page: bool) -> tuple[Candidate, ...]:
     marks = abs_max_line_numbers(list(lines)) if full_page else set()
-    found = line_candidates(page, list(lines), marks)
-    if full_page:
-        found += vertical_row_candidates(page, list(lines), marks)
-    return tuple(found)
+    return tuple(line_candidates(page, list(lines), marks))
+
+
+@lru_cache(maxsize=4096)
+def _vertical_candidates_cached(page: int, lines: tuple[str, ...]) -> tuple[Candidate, ...]:
+    return tuple(vertical_row_candidates(page, list(lines), abs_max_line_numbers(list(lines))))
 
 
 def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
