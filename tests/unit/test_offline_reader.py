@@ -193,3 +193,10 @@ def test_blank_lines_are_empty_cells_and_interleaved_rows_are_not_guessed() -> N
     assert _values(decide(parse_request("Quiescent current", "mA"), evidence)) == (None, 4.0, 8.0, "mA")
     gain = decide(parse_request("Voltage gain", "dB"), evidence)
     assert gain.best is None or _values(gain) != (26.0, 46.0, None, "dB")
+
+
+def test_figure_captions_rank_below_specifications() -> None:
+    lines = ["10 kΩ – Nominal Resistance", "FIGURE 2-24: Resistance vs. temperature.",
+             "Nominal resistance 10 kΩ ±20%"]
+    decision = decide(parse_request("Nominal resistance", "kohm"), Evidence(page_lines={20: lines}))
+    assert decision.quote == "Nominal resistance 10 kΩ ±20%"

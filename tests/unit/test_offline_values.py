@@ -72,3 +72,8 @@ def test_unit_dimensions_tell_quantities_apart() -> None:
     assert parse_unit("mA").dimension == parse_unit("uA").dimension
     assert parse_unit("mA").dimension != parse_unit("mV").dimension
     assert parse_unit("VDD") is None and parse_unit("Note") is None
+
+
+def test_dash_before_words_is_not_a_bound() -> None:
+    assert _one("10 kΩ – Nominal Resistance") == (None, 10.0, None, "kohm")
+    assert _one("Logical input -0.3V～VDD+0.7") == (-0.3, None, None, "V")

@@ -49,6 +49,7 @@ class Candidate:
     assignment: bool = False  # printed as "X = value", the way test conditions are written
     limit_from_wording: bool = False  # min/max taken from a word next to the value ("Maximum current is 5mA")
     in_parentheses: bool = False  # printed inside "( … )", where tolerances and conditions usually go
+    caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention
 
     def values(self) -> tuple[float | None, float | None, float | None]:

@@ -14,6 +14,7 @@ from app.agent.offline.synonyms import fold
 from app.agent.offline.units import parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
 
+_CAPTION = re.compile(r"^\s*(?:FIGURE|Figure|Fig\.)\s*\d")
 _DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
 
 
@@ -28,6 +29,8 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         if not readings:
             continue
         previous = lines[idx - 1].strip() if idx > 0 else ""
+        following = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
+        caption = bool(_CAPTION.match(line) or _CAPTION.match(following) or _CAPTION.match(previous))
         nearby = " ".join(lines[max(0, idx - 3):idx])
         heading = _heading_above(lines, idx)
         line_cands: list[Candidate] = []
@@ -49,6 +52,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.line_text = line
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
+            cand.caption = caption
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:

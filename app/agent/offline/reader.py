@@ -232,6 +232,9 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total += 0.05
     if cand.assignment:
         total -= 0.08
+    if cand.caption:
+        total -= 0.3
+        notes.append("read from a figure caption")
     if cand.in_parentheses and cand.min is not None and cand.max is not None and cand.min == -cand.max:
         total -= 0.1  # "(+/–10%)" after a name is the tolerance of the value, not the value
     if query.wants_field and getattr(cand, query.wants_field) is None:

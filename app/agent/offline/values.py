@@ -189,7 +189,7 @@ def _share_units(readings: list[Reading], text: str) -> None:
                 current.unit, current.unit_text = nxt.unit, nxt.unit_text
 
 
-_TO_EXPRESSION = re.compile(r"^\s*(?:~|～|∼|to|–|—)\s*[A-Za-z]")
+_TO_EXPRESSION = re.compile(r"^\s*(?:~|～|∼|to|–|—)\s*[A-Z][A-Za-z0-9]{0,5}(?:\s*[+\-−]|\s*$|[^\w\s])")
 _FROM_EXPRESSION = re.compile(r"[A-Za-z][\w+\-.]*\s*(?:~|～|∼|to|–|—)\s*$")
 
 
@@ -198,7 +198,7 @@ def _apply_qualifier_words(reading: Reading, text: str) -> None:
     '-0.3V ~ VDD+0.7': a number ranging to a symbolic bound is the lower end (and 'VSS ~ 5.5 V' the upper)."""
     if reading.kind != "single":
         return
-    if _TO_EXPRESSION.match(text[reading.end:reading.end + 6]):
+    if _TO_EXPRESSION.match(text[reading.end:reading.end + 12]):
         reading.typical, reading.min = None, reading.typical
         return
     if _FROM_EXPRESSION.search(text[max(0, reading.start - 12):reading.start]):
