@@ -197,19 +197,24 @@ def main() -> None:
     print("\nWarm open (open_index with the sha256 known, as the pipeline calls it)")
     mem_ms: list[float] = []
     disk_ms: list[float] = []
+    disk_cpu: list[float] = []
     for path in pdfs + [big]:
         sha = cache.sha256_file(path)
         open_index(path, sha)  # builds and stores
         mem_ms.append(median_seconds(lambda path=path, sha=sha: open_index(path, sha), max(args.runs, 20)) * 1000)
-
-        def from_disk(path: Path = path, sha: str = sha) -> None:
+        walls, cpus = [], []
+        for _ in range(max(args.runs, 10)):
             cache.clear_memory()
+            t, c = time.perf_counter(), time.process_time()
             open_index(path, sha)
-
-        disk_ms.append(median_seconds(from_disk, max(args.runs, 10)) * 1000)
+            walls.append((time.perf_counter() - t) * 1000)
+            cpus.append((time.process_time() - c) * 1000)
+        disk_ms.append(statistics.median(walls))
+        disk_cpu.append(statistics.median(cpus))
     print(f"memory: median {statistics.median(mem_ms):.3f} ms, max {max(mem_ms):.3f} ms")
-    print(f"disk:   median {statistics.median(disk_ms):.2f} ms, max {max(disk_ms):.2f} ms "
-          f"(max is the {big_pages}-page PDF: {disk_ms[-1]:.2f} ms) (goal <= 5 ms)")
+    print(f"disk:   wall median {statistics.median(disk_ms):.2f} ms, max {max(disk_ms):.2f} ms; cpu median "
+          f"{statistics.median(disk_cpu):.2f} ms, max {max(disk_cpu):.2f} ms; the {big_pages}-page PDF: wall "
+          f"{disk_ms[-1]:.2f} ms, cpu {disk_cpu[-1]:.2f} ms (goal <= 5 ms)")
 
     # -- search latency -------------------------------------------------------------------------------------------
     import yaml
