@@ -30,7 +30,8 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             continue
         previous = lines[idx - 1].strip() if idx > 0 else ""
         following = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
-        caption = bool(_CAPTION.match(line) or _CAPTION.match(following) or _CAPTION.match(previous))
+        # Text printed just above a caption belongs to the plot it captions (axis labels, legends).
+        caption = bool(_CAPTION.match(line) or _CAPTION.match(following))
         nearby = " ".join(lines[max(0, idx - 3):idx])
         heading = _heading_above(lines, idx)
         line_cands: list[Candidate] = []
