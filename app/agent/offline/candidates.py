@@ -56,8 +56,14 @@ class Candidate:
         return self.min, self.typical, self.max
 
     def signature(self) -> tuple[float | None, ...]:
-        factor = self.unit.factor if self.unit else 1.0
-        return tuple(None if v is None else round(v * factor, 12) for v in self.values())
+        """Values in SI, for telling readings apart however they were printed (computed once: candidates are
+        read-only once built)."""
+        cached = self.__dict__.get("_signature")
+        if cached is None:
+            factor = self.unit.factor if self.unit else 1.0
+            cached = tuple(None if v is None else round(v * factor, 12) for v in self.values())
+            self.__dict__["_signature"] = cached
+        return cached
 
 
 def from_reading(page: int, reading: Reading, source: str) -> Candidate:

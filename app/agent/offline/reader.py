@@ -80,12 +80,10 @@ def _token_match(a: str, b: str) -> bool:
     return len(shorter) >= 5 and a[0] == b[0] and fuzz.ratio(a, b) >= 88
 
 
-def _coverage(phrase_tokens: list[str], label_tokens: list[str] | tuple[str, ...]) -> tuple[float, int]:
+def _coverage(phrase_tokens: list[str], by_letter: dict[str, list[tuple[int, str]]]) -> tuple[float, int]:
+    """Share of the phrase's tokens found among the label's (indexed by first letter), and how many were used."""
     if not phrase_tokens:
         return 0.0, 0
-    by_letter: dict[str, list[tuple[int, str]]] = {}
-    for i, t in enumerate(label_tokens):
-        by_letter.setdefault(t[0], []).append((i, t))
     used: set[int] = set()
     hits = 0
     for p in phrase_tokens:
@@ -96,6 +94,14 @@ def _coverage(phrase_tokens: list[str], label_tokens: list[str] | tuple[str, ...
                 hits += 1
                 break
     return hits / len(phrase_tokens), len(used)
+
+
+@lru_cache(maxsize=20_000)
+def _label_index(label: str) -> dict[str, list[tuple[int, str]]]:
+    by_letter: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(_label_tokens(label)):
+        by_letter.setdefault(t[0], []).append((i, t))
+    return by_letter
 
 
 def name_score(query: Query, cand: Candidate) -> float:
@@ -136,7 +142,7 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     if not phrase_tokens or not label_tokens:
         coverage, used = 0.0, 0
     else:
-        coverage, used = _coverage(phrase_tokens, list(label_tokens))
+        coverage, used = _coverage(phrase_tokens, _label_index(label))
     if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in compact(label):
         coverage, used = 1.0, len(phrase_tokens)
     return coverage, used
@@ -174,7 +180,10 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> 
     item_tokens = content_tokens(item)
     if not item_tokens:
         return 0.0
-    coverage, _ = _coverage(item_tokens, haystack_tokens)
+    index: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(haystack_tokens):
+        index.setdefault(t[0], []).append((i, t))
+    coverage, _ = _coverage(item_tokens, index)
     # Numbers in a condition ("12V", "-103", "LM358") must be present for the condition to count.
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
