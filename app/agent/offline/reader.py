@@ -184,7 +184,7 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> 
     for i, t in enumerate(haystack_tokens):
         index.setdefault(t[0], []).append((i, t))
     coverage, _ = _coverage(item_tokens, index)
-    # Numbers in a condition ("12V", "-103", "LM358") must be present for the condition to count.
+    # Numbers in a condition ("12V", "-103", "LM324") must be present for the condition to count.
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
         coverage *= 0.3

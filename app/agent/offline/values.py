@@ -136,7 +136,7 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
     groups = match.groupdict()
     end_char = text[match.end():match.end() + 1]
     if end_char and (end_char.isalnum() or end_char in "_-") and not re.search(r"[A-Za-zµμΩΩ°℃%]$", match.group(0)):
-        return None  # "3590P-2", "103L": part of an identifier
+        return None  # "1234P-2", "103L": part of an identifier
     a = _to_float(groups.get("as"), groups["a"])
     unit_a = _unit_of(groups.get("ua"))
     start, end = match.span()
