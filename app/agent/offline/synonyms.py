@@ -64,6 +64,8 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("forward_current", ("forward current", "dc forward current"), ("IF",), (CURRENT,)),
     Concept("resistance", ("resistance", "nominal resistance", "total resistance", "end to end resistance"),
             ("R", "RAB", "RT"), (RESISTANCE,)),
+    Concept("input_impedance", ("input impedance", "input resistance"), ("RIN", "ZIN"), (RESISTANCE,)),
+    Concept("output_impedance", ("output impedance", "output resistance"), ("ROUT", "ZOUT"), (RESISTANCE,)),
     Concept("wiper_resistance", ("wiper resistance",), ("RW", "RWB"), (RESISTANCE,)),
     Concept("temperature_coefficient", ("temperature coefficient", "tempco", "temp co"), ("TC", "TCR"),
             ("tempco",)),
