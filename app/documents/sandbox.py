@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 OUTCOME_FILE = "outcome.json"
 INDEX_FILE = "index.pickle"
 STDERR_FILE = "stderr.txt"
-EXIT_OK, EXIT_TYPED_ERROR, EXIT_OUT_OF_MEMORY = 0, 2, 3
+EXIT_OK, EXIT_TYPED_ERROR, EXIT_OUT_OF_MEMORY, EXIT_ORPHANED = 0, 2, 3, 4
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # CPU seconds the child may use beyond the wall-clock build budget before the kernel stops it (SIGXCPU).
 CPU_SLACK_S = 30
 
@@ -69,7 +70,8 @@ def _build_in_child(path: Path, sha: str) -> DatasheetIndex:
     kill_after = settings.index_build_kill_after_s or settings.index_build_timeout_s + 30.0
     with tempfile.TemporaryDirectory(prefix="dsx-index-") as tmp:
         workdir = Path(tmp)
-        command = [sys.executable, "-m", "app.documents.sandbox", str(path.resolve()), sha, str(workdir)]
+        command = [sys.executable, "-m", "app.documents.sandbox", str(path.resolve()), sha, str(workdir),
+                   str(os.getpid())]
         try:
             with (workdir / STDERR_FILE).open("wb") as stderr:
                 completed = subprocess.run(command, env=_child_env(), stdin=subprocess.DEVNULL,
@@ -176,8 +178,24 @@ def _write_outcome(workdir: Path, outcome: dict[str, Any]) -> None:
     os.replace(tmp, target)
 
 
-def child_main(pdf: Path, sha: str, workdir: Path) -> int:
+def _die_with(parent: int) -> None:
+    """Ask Linux to SIGKILL this child when the worker that started it dies (a SIGKILLed worker must not leave
+    a build running on its own); elsewhere the build's own time limits still end it."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(EXIT_ORPHANED)
+
+
+def child_main(pdf: Path, sha: str, workdir: Path, parent: int | None = None) -> int:
     """Build (and cache) the index of ``pdf``; report through files in ``workdir``. Returns the exit status."""
+    if parent is not None:
+        _die_with(parent)
     settings = get_settings()
     # Load the build's own code first: the memory cap is for the document, not for importing libraries.
     import app.documents.build  # noqa: F401
@@ -201,6 +219,7 @@ def child_main(pdf: Path, sha: str, workdir: Path) -> int:
 
 if __name__ == "__main__":
     try:
-        sys.exit(child_main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])))
+        sys.exit(child_main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]),
+                            int(sys.argv[4]) if len(sys.argv) > 4 else None))
     except MemoryError:  # raised while importing or unwinding, before child_main could report it
         os._exit(EXIT_OUT_OF_MEMORY)

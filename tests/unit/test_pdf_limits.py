@@ -160,3 +160,41 @@ def test_a_scan_without_text_is_flagged_for_review(scripted: ScriptedLLM) -> Non
     assert job["status"] == "needs_review"
     search = [json.loads(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"]
     assert search and search[0]["status"] == "error"  # the tool said so to the model, too
+
+
+def _building(pdf: Path) -> list[int]:
+    """Pids of index-build children working on ``pdf``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"app.documents.sandbox" in argv and str(pdf).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_build_does_not_outlive_a_worker_killed_under_it(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
+    import subprocess
+    import sys
+
+    from app.config import environment_for_children
+    from tests.support.processes import wait_until
+
+    pdf = tmp_path / "long.pdf"
+    pdf.write_bytes(hostile.dense_text_pdf(pages=24))  # half a minute of building, at least
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from app.documents.sandbox import "
+                               "open_index_limited; open_index_limited(Path(sys.argv[1]))", str(pdf)],
+        env=environment_for_children(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: _building(pdf), timeout_s=60, interval_s=0.1, what="the build child to start")
+        time.sleep(2.0)  # let it get past its start-up into the build
+        assert worker.poll() is None, "the build finished before the worker could be killed"
+    finally:
+        worker.kill()
+        worker.wait(timeout=10)
+    wait_until(lambda: not _building(pdf), timeout_s=8, interval_s=0.2, what="the orphaned build to end")
