@@ -14,6 +14,15 @@ from app.agent.offline.synonyms import fold
 from app.agent.offline.units import parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
 
+_NOT_NAMES = frozenset({"typ", "typical", "max", "maximum", "min", "minimum", "nom", "nominal", "for", "and", "the",
+                        "per", "with", "from", "approx", "see", "note", "notes", "unit", "units"})
+
+
+def _naming_words(text: str) -> list[str]:
+    """Words that can name a quantity ("EEPROM", "current"), not qualifiers ("typical", "for")."""
+    return [w for w in re.findall(r"[A-Za-z]{3,}", text) if w.lower() not in _NOT_NAMES]
+
+
 _CAPTION = re.compile(r"^\s*(?:FIGURE|Figure|Fig\.)\s*\d")
 _DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
 
@@ -44,12 +53,15 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 before = _DOT_LEADER.sub(" ", line[:reading.start]).strip(" :=-–,;")
             after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
             label = f"{before} {after}".strip() if len(after) < 60 else before
-            if len(re.findall(r"[A-Za-z]{3,}", label)) < 2 and previous:
+            if not _naming_words(label) and previous:
                 label = f"{previous} {label}".strip()
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
-            cand.alt_labels = [f"{nearby} {before}"] + ([f"{heading} {before} {after}"] if heading else [])
+            # The lines above name a value only when its own line does not ("4" under "Quiescent Current");
+            # a heading over a bullet list names what the bullets are about.
+            cand.alt_labels = ([f"{nearby} {before}"] if not _naming_words(f"{before} {after}") else []) + (
+                [f"{heading} {before} {after}"] if heading else [])
             cand.line_text = line
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
