@@ -243,6 +243,8 @@ def _reasoning(message: Any) -> str | None:
 
 
 def _cost(model: ModelConfig, response: Any, input_tokens: int, output_tokens: int) -> float:
+    if model.is_offline:
+        return 0.0  # the built-in reader runs locally; LiteLLM's price lookup would only cost time per turn
     info = model.model_info
     if info.get("input_cost_per_token") is not None or info.get("output_cost_per_token") is not None:
         return (input_tokens * float(info.get("input_cost_per_token") or 0)
