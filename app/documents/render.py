@@ -6,6 +6,8 @@ never touch a shared document. Coordinates are the text layer's (the same space 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pymupdf
 
 from app.documents.index import DatasheetIndex
@@ -17,21 +19,22 @@ HIGHLIGHT_FILL = (1.0, 0.85, 0.0)
 
 def render_page_png(index: DatasheetIndex, page: int, boxes: list[list[float]] | None = None, dpi: int = 110) -> bytes:
     """The whole page as PNG, with each box in ``boxes`` ([x0, y0, x1, y1] in page points) highlighted."""
-    png, _w, _h = render_png(index, page, region=None, dpi=dpi, boxes=boxes)
+    png, _w, _h = render_png(index.path, page, region=None, dpi=dpi, boxes=boxes)
     return png
 
 
-def render_png(index: DatasheetIndex, page: int, region: list[float] | None = None, dpi: int = 72,
+def render_png(path: Path | str, page: int, region: list[float] | None = None, dpi: int = 72,
                boxes: list[list[float]] | None = None) -> tuple[bytes, int, int]:
-    """PNG of ``page`` (1-based), optionally clipped to ``region``; returns (bytes, width px, height px).
-    The resolution is lowered when the image would exceed ``MAX_PIXELS``."""
-    doc = pymupdf.open(str(index.path))
+    """PNG of ``page`` (1-based) of the PDF at ``path``, optionally clipped to ``region``; returns
+    (bytes, width px, height px). The resolution is lowered when the image would exceed ``MAX_PIXELS``.
+
+    Boxes are word boxes as the index stores them, which PyMuPDF gives in the page's unrotated space, the
+    same space drawing uses: on a rotated page the highlight lands where the text is shown."""
+    doc = pymupdf.open(str(path))
     try:
         pg = doc.load_page(page - 1)
-        # Text coordinates live in the rotated page space; drawing and clipping use the unrotated one.
-        to_unrotated = pg.derotation_matrix if pg.rotation else pymupdf.Identity
         for box in boxes or []:
-            rect = pymupdf.Rect(box) * to_unrotated
+            rect = pymupdf.Rect(box)
             if rect.is_empty:
                 continue
             pg.draw_rect(rect, color=HIGHLIGHT_STROKE, fill=HIGHLIGHT_FILL, fill_opacity=0.35, width=1.2,

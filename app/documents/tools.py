@@ -307,7 +307,7 @@ class DocumentTools:
                 return error("invalid_argument", f"region is empty or outside the page ({info.width} x "
                                                  f"{info.height} points).")
             clip = [x0, y0, x1, y1]
-        png, width, height = render_png(idx, page, region=clip, dpi=dpi)
+        png, width, height = render_png(idx.path, page, region=clip, dpi=dpi)
         blocks = _blocks(idx, page, clip)
         result: dict[str, Any] = {
             "page": page,

@@ -33,6 +33,7 @@ from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
 from app.dispatch.service import build_tree, load_trace
 from app.documents import store
+from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review import decisions
@@ -70,9 +71,6 @@ REVIEWER_ROLE = "reviewer"
 # Page images: resolution bounds, and the highlight drawn over a grounded quote.
 DEFAULT_DPI = 110
 MIN_DPI, MAX_DPI = 50, 200
-_HIGHLIGHT_FILL = (1.0, 0.84, 0.0)
-_HIGHLIGHT_EDGE = (0.85, 0.2, 0.0)
-_HIGHLIGHT_OPACITY = 0.38
 _GROUNDED_OUTCOMES = frozenset({"grounded", "grounded_other_page", "value_not_in_quote"})
 
 
@@ -409,19 +407,6 @@ def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -
     return SourceView(state, page, page_count, boxes, groundings, width, height, focus)
 
 
-def render_page_png(path: Path, page: int, boxes: list[list[float]], dpi: int) -> bytes:
-    """The page as PNG with each box drawn as a translucent highlight (the file on disk is not changed).
-
-    Boxes are word boxes as PyMuPDF extracts them, in the page's unrotated space, which is also the space
-    drawing uses: a rotated page is highlighted where its text is shown."""
-    with pymupdf.open(path) as document:
-        pdf_page = document[page - 1]
-        for box in boxes:
-            pdf_page.draw_rect(pymupdf.Rect(box), color=_HIGHLIGHT_EDGE, fill=_HIGHLIGHT_FILL,
-                               fill_opacity=_HIGHLIGHT_OPACITY, stroke_opacity=0.9, width=1.0, overlay=True)
-        return pdf_page.get_pixmap(dpi=dpi).tobytes("png")
-
-
 # --- Item assembly ----------------------------------------------------------------------------------------
 
 
@@ -687,7 +672,8 @@ def page_image(
     number = page or view.page
     if number is None or not 1 <= number <= view.page_count:
         raise NotFound(f"The datasheet has no page {number} (it has {view.page_count}).", code="page_not_found")
-    png = render_page_png(store.blob_path(job.blob_sha256), number, _grounded_boxes(groundings, number), dpi)
+    png, _, _ = render_png(store.blob_path(job.blob_sha256), number, boxes=_grounded_boxes(groundings, number),
+                           dpi=dpi)
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
 
 

@@ -13,8 +13,9 @@ from fastapi.testclient import TestClient
 
 from app.db import session_scope
 from app.documents import store
+from app.documents.render import render_png
 from app.jobs.models import Extraction
-from app.review.views import DEFAULT_DPI, render_page_png
+from app.review.views import DEFAULT_DPI
 from app.timeutil import utcnow
 from tests.support.paths import datasheet
 from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, seed_flagged_run
@@ -121,7 +122,7 @@ def test_page_image_highlights_exactly_the_grounded_boxes(client: TestClient, ds
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
     highlighted = _pixmap(response.content)
     sha = store.sha256_of(datasheet(DATASHEET).read_bytes())
-    plain = _pixmap(render_page_png(store.blob_path(sha), run.page, [], DEFAULT_DPI))
+    plain = _pixmap(render_png(store.blob_path(sha), run.page, boxes=[], dpi=DEFAULT_DPI)[0])
     changed = _changed_pixels(plain, highlighted)
     assert changed, "the highlight changed nothing"
     scale = DEFAULT_DPI / 72
@@ -259,8 +260,8 @@ def test_highlight_lands_on_the_text_of_a_rotated_page(tmp_path) -> None:  # noq
         xs, ys = [p[0] for p in points], [p[1] for p in points]
         return min(xs), min(ys), max(xs), max(ys)
 
-    text = ink(render_page_png(path, 1, [], 72), tinted=False)
-    mark = ink(render_page_png(path, 1, [box], 72), tinted=True)
+    text = ink(render_png(path, 1, boxes=[], dpi=72)[0], tinted=False)
+    mark = ink(render_png(path, 1, boxes=[box], dpi=72)[0], tinted=True)
     # The tinted area covers the first word where the rotated page shows it.
     assert mark[0] <= text[0] + 2 and mark[2] >= text[2] - 2
     assert mark[1] <= text[1] + 2 and text[1] < mark[3] < text[3]
