@@ -23,11 +23,14 @@ import json
 import logging
 import os
 import pickle
+import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +44,11 @@ log = logging.getLogger(__name__)
 OUTCOME_FILE = "outcome.json"
 INDEX_FILE = "index.pickle"
 STDERR_FILE = "stderr.txt"
+SCRATCH_PREFIX = "index-build-"
 EXIT_OK, EXIT_TYPED_ERROR, EXIT_OUT_OF_MEMORY, EXIT_ORPHANED = 0, 2, 3, 4
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# How an allocation failure reads in a page's build note: Python's, or MuPDF's own ("calloc (4104 x 1 bytes) failed").
+_OUT_OF_MEMORY = re.compile(r"MemoryError|\b(?:m|c|re)alloc\b.*\bfailed|out of memory", re.IGNORECASE)
 # CPU seconds the child may use beyond the wall-clock build budget before the kernel stops it (SIGXCPU).
 CPU_SLACK_S = 30
 
@@ -68,7 +74,7 @@ def open_index_limited(path: Path, sha256: str | None = None) -> DatasheetIndex:
 def _build_in_child(path: Path, sha: str) -> DatasheetIndex:
     settings = get_settings()
     kill_after = settings.index_build_kill_after_s or settings.index_build_timeout_s + 30.0
-    with tempfile.TemporaryDirectory(prefix="dsx-index-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=_scratch_dir(kill_after)) as tmp:
         workdir = Path(tmp)
         command = [sys.executable, "-m", "app.documents.sandbox", str(path.resolve()), sha, str(workdir),
                    str(os.getpid())]
@@ -81,6 +87,21 @@ def _build_in_child(path: Path, sha: str) -> DatasheetIndex:
             raise IndexBuildError(f"Indexing was stopped after {kill_after:g}s without finishing.",
                                   code="index_timeout") from exc
         return _collect(completed.returncode, workdir, path, sha)
+
+
+def _scratch_dir(kill_after: float) -> Path:
+    """Where build children report: under the data directory, where a worker killed mid-build (which cannot
+    clean up after itself) leaves its directory; directories older than any build could run are removed here."""
+    base = get_settings().data_dir / "tmp"
+    base.mkdir(parents=True, exist_ok=True)
+    cutoff = time.time() - max(3600.0, 2 * kill_after)
+    for entry in base.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            if entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
+    return base
 
 
 def _collect(returncode: int, workdir: Path, path: Path, sha: str) -> DatasheetIndex:
@@ -148,16 +169,30 @@ def _tail(path: Path, limit: int = 2000) -> str:
 # The child side.
 
 
-def _address_space_bytes() -> int | None:
-    """This process's current virtual size (Linux ``/proc``); None where it cannot be read."""
+def _address_space_bytes(field: str = "VmSize") -> int | None:
+    """This process's virtual size now (``VmSize``) or at its peak (``VmPeak``), from Linux ``/proc``; None where
+    it cannot be read."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmSize:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _hit_memory_cap(index: DatasheetIndex) -> bool:
+    """Whether pages the builder skipped as unreadable were in fact victims of the memory cap: their note names
+    an allocation failure, or the process grew to the cap (C extensions report a failed allocation in their own
+    words)."""
+    if not index.degraded:
+        return False
+    if any(_OUT_OF_MEMORY.search(note) for note in index.build_notes):
+        return True
+    cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    peak = _address_space_bytes("VmPeak")
+    return cap != resource.RLIM_INFINITY and peak is not None and peak >= 0.9 * cap
 
 
 def _limit_resources(memory_mb: int, timeout_s: float) -> None:
@@ -204,6 +239,10 @@ def child_main(pdf: Path, sha: str, workdir: Path, parent: int | None = None) ->
     _limit_resources(settings.index_build_memory_mb, settings.index_build_timeout_s)
     try:
         index = open_index(pdf, sha)
+        if _hit_memory_cap(index):
+            # The builder survives a page it cannot read (and marks the index degraded); a page that ran out of
+            # memory is not a damaged page but this limit, and a silently partial index would hide it.
+            raise MemoryError
         scan = hazards.scan_javascript(pdf)
         if not disk_path(sha).is_file():  # degraded builds are never cached: hand this one over directly
             with (workdir / INDEX_FILE).open("wb") as handle:

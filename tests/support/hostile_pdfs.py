@@ -166,13 +166,16 @@ def many_pages_pdf(pages: int) -> bytes:
     return data
 
 
-def dense_text_pdf(pages: int = 4, lines_per_page: int = 600) -> bytes:
-    """Pages packed with tiny text: indexing them needs far more memory than an ordinary datasheet page."""
+def text_bomb_pdf(pages: int = 2, lines_per_page: int = 40_000) -> bytes:
+    """A few kilobytes that decompress into hundreds of thousands of text lines: the content stream repeats one
+    short show-text operation, which deflate squeezes to almost nothing, but every line is text to extract."""
     doc = pymupdf.open()
-    line = " ".join(f"w{i}" for i in range(60))
-    body = "\n".join([line] * lines_per_page)
+    line = b"(w1 w2 w3 w4 w5 w6 w7 w8) Tj 0 -0.07 Td\n"
     for _ in range(pages):
-        doc.new_page(width=2000, height=3000).insert_text((10, 10), body, fontsize=4, lineheight=1.2)
+        page = doc.new_page(width=2000, height=3000)
+        page.insert_text((10, 10), "x", fontsize=4)  # brings in the font resource ("helv")
+        content = b"BT /helv 4 Tf 10 2990 Td\n" + line * lines_per_page + b"ET\n"
+        doc.update_stream(page.get_contents()[0], content)
     data = doc.tobytes(garbage=3, deflate=True)
     doc.close()
     return data

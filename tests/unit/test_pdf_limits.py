@@ -75,10 +75,10 @@ def test_a_stored_pdf_that_cannot_be_indexed_fails_the_job_with_its_code(
 def test_a_build_over_its_memory_allowance_fails_typed_and_an_ordinary_one_fits(
         dsx_env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: ANN001
     setenv(monkeypatch, index_build_memory_mb=64)
-    dense = tmp_path / "dense.pdf"
-    dense.write_bytes(hostile.dense_text_pdf())
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(hostile.text_bomb_pdf())  # ~10 kB that unpack into 80,000 lines of text
     with pytest.raises(IndexBuildError) as raised:
-        open_index_limited(dense)
+        open_index_limited(bomb)
     assert raised.value.code == "index_memory_exceeded"
     ordinary = tmp_path / "ordinary.pdf"
     ordinary.write_bytes(text_pdf([hostile.TABLE_PAGE]))
@@ -185,7 +185,7 @@ def test_a_build_does_not_outlive_a_worker_killed_under_it(dsx_env, tmp_path: Pa
     from tests.support.processes import wait_until
 
     pdf = tmp_path / "long.pdf"
-    pdf.write_bytes(hostile.dense_text_pdf(pages=24))  # half a minute of building, at least
+    pdf.write_bytes(hostile.text_bomb_pdf(pages=6))  # half a minute of building, at least
     worker = subprocess.Popen(
         [sys.executable, "-c", "import sys; from pathlib import Path; from app.documents.sandbox import "
                                "open_index_limited; open_index_limited(Path(sys.argv[1]))", str(pdf)],
@@ -198,3 +198,22 @@ def test_a_build_does_not_outlive_a_worker_killed_under_it(dsx_env, tmp_path: Pa
         worker.kill()
         worker.wait(timeout=10)
     wait_until(lambda: not _building(pdf), timeout_s=8, interval_s=0.2, what="the orphaned build to end")
+
+
+def test_scratch_left_by_a_killed_worker_is_cleared_by_a_later_build(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
+    import os
+
+    from app.documents.sandbox import SCRATCH_PREFIX
+
+    scratch = dsx_env.data_dir / "tmp"
+    stale, fresh = scratch / f"{SCRATCH_PREFIX}stale", scratch / f"{SCRATCH_PREFIX}fresh"
+    for directory in (stale, fresh):
+        directory.mkdir(parents=True)
+        (directory / "stderr.txt").write_text("")
+    day_ago = time.time() - 86400
+    os.utime(stale, (day_ago, day_ago))
+    pdf = tmp_path / "scratch.pdf"
+    pdf.write_bytes(text_pdf([hostile.TABLE_PAGE]))
+    open_index_limited(pdf)
+    assert not stale.exists() and fresh.exists()  # a build running elsewhere right now keeps its directory
+    assert sorted(p.name for p in scratch.iterdir()) == [fresh.name]  # and this build cleaned up after itself
