@@ -226,7 +226,6 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
     from app.dispatch import telemetry
     from app.evaluation.claims import request_for
     from app.jobs import pipeline
-    from app.jobs.models import Job, JobParameter
     from app.jobs.service import create_job
     from app.review import service as review
     from app.review.models import Flag, Grounding
@@ -243,13 +242,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
                                     phases=phases, dispatcher=dispatcher)
     telemetry.flush()
     with session_scope() as session:
-        job = session.get(Job, job_id)
-        parameter = session.get(JobParameter, parameter_id)
-        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = (pipeline.store_outcome(session, job_id, parameter_id, cross, role="cross_check")
-                     if cross is not None else None)
-        review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
-                                 cross_check=cross_row)
+        extraction, cross_row, _ = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)
         flags = [{"rule": f.rule, "severity": f.severity, "message": f.message, "evidence": f.evidence}
                  for f in session.scalars(select(Flag).where(Flag.extraction_id == extraction.id))]
         # Evaluability is not stored; recompute it from the same inputs the review used.

@@ -35,9 +35,8 @@ from app.evaluation import arms as arm_registry
 from app.evaluation.archive import Archive, cell_id
 from app.evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 from app.jobs import pipeline
-from app.jobs.models import Extraction, Job, JobParameter, JobStatus
+from app.jobs.models import Extraction, Job, JobStatus
 from app.jobs.service import create_job, transition
-from app.review import service as review
 from app.review.models import Attribution, Flag, Grounding, Severity
 from app.timeutil import utcnow
 
@@ -196,14 +195,8 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
     telemetry.flush()
 
     with session_scope() as session:
+        extraction, _, flags = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)
         job = session.get(Job, job_id)
-        parameter = session.get(JobParameter, parameter_id)
-        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = (pipeline.store_outcome(session, job_id, parameter_id, cross, role="cross_check")
-                     if cross is not None else None)
-        flags = review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
-                                         cross_check=cross_row)
-        parameter.status = "done"
         needs_review = any(Severity(f.severity).rank >= Severity.warning.rank for f in flags)
         transition(job, JobStatus.needs_review if needs_review else JobStatus.done)
         stored = _stored_review(session, extraction)

@@ -111,16 +111,25 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
     telemetry.flush()
 
     with session_scope() as session:
-        job = session.get(Job, job_id)
-        parameter = session.get(JobParameter, parameter_id)
-        extraction = store_outcome(session, job_id, parameter_id, outcome, role="primary")
-        cross_row = store_outcome(session, job_id, parameter_id, cross, role="cross_check") if cross else None
-        review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
-                                 cross_check=cross_row)
-        parameter.status = "done"
+        record_answer(session, job_id, parameter_id, outcome, cross, index)
         metrics.observe_parameter(time.perf_counter() - started, outcome.engine, outcome.error_code, model.alias)
         raised = select(Flag.rule, Flag.severity).where(Flag.parameter_id == parameter_id)
         metrics.observe_flags(session.execute(raised))
+
+
+def record_answer(session: Session, job_id: str, parameter_id: int, outcome: EngineOutcome,
+                  cross: EngineOutcome | None,
+                  index: DatasheetIndex) -> tuple[Extraction, Extraction | None, list[Flag]]:
+    """Store a parameter's answer (and the reader's second opinion), review it, and mark the parameter done.
+    Returns (primary extraction, cross-check extraction or None, flags raised)."""
+    job = session.get(Job, job_id)
+    parameter = session.get(JobParameter, parameter_id)
+    extraction = store_outcome(session, job_id, parameter_id, outcome, role="primary")
+    cross_row = store_outcome(session, job_id, parameter_id, cross, role="cross_check") if cross else None
+    flags = review.review_extraction(session, job=job, parameter=parameter, extraction=extraction, index=index,
+                                     cross_check=cross_row)
+    parameter.status = "done"
+    return extraction, cross_row, flags
 
 
 def wants_cross_check(model: ModelConfig) -> bool:
