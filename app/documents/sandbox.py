@@ -13,8 +13,8 @@ the job fails with a typed code instead:
 
 The child builds through the ordinary cache, so a good index lands on disk and every later open is a plain
 cache load that parses no PDF. It also scans the PDF for JavaScript (``app.documents.hazards``) while it has it
-open. It reports through files in a private temporary directory, never through stdout, where MuPDF prints its
-warnings.
+open. It reports through files in a scratch directory under the data directory (``tmp/index-build-*``), never
+through stdout, where MuPDF prints its warnings. Linux kills the child when its worker dies.
 """
 
 from __future__ import annotations
@@ -121,9 +121,16 @@ def _collect(returncode: int, workdir: Path, path: Path, sha: str) -> DatasheetI
     if returncode == -signal.SIGXCPU:
         raise IndexBuildError("Indexing used up its CPU-time limit.", code="index_timeout")
     tail = _tail(workdir / STDERR_FILE)
-    how = f"signal {signal.Signals(-returncode).name}" if returncode < 0 else f"exit status {returncode}"
+    how = f"signal {_signal_name(-returncode)}" if returncode < 0 else f"exit status {returncode}"
     log.warning("index build of %s died (%s): %s", sha[:12], how, tail)
     raise IndexBuildError(f"The PDF parser stopped abnormally ({how}).", code="index_build_crashed")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def _load_result(workdir: Path, sha: str) -> DatasheetIndex:
