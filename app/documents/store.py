@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.documents.models import Blob
+from app.timeutil import utcnow
 
 
 def blob_path(sha256: str) -> Path:
@@ -31,12 +32,21 @@ def put(session: Session, data: bytes, page_count: int) -> Blob:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    blob = session.get(Blob, digest)
-    if blob is None:
-        blob = Blob(sha256=digest, size_bytes=len(data), page_count=page_count)
-        session.add(blob)
-        session.flush()
-    return blob
+    # Insert-or-ignore: two uploads of the same PDF at once must both succeed and share the row.
+    insert = _dialect_insert(session)
+    session.execute(
+        insert(Blob).values(sha256=digest, size_bytes=len(data), page_count=page_count, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["sha256"])
+    )
+    return session.get(Blob, digest)
+
+
+def _dialect_insert(session: Session):  # noqa: ANN202
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
 
 
 def read(sha256: str) -> bytes:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
 from app import metrics
 from app.config import get_settings
-from app.db import get_session
+from app.db import get_session, session_scope
 from app.jobs import service
 from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
-from app.jobs.upload import read_job_upload
+from app.jobs.upload import JobUpload, read_job_upload
 from app.ratelimit import charge_upload
 from app.security import Principal, require_role
 
@@ -50,29 +51,35 @@ async def submit_job(
     response: Response,
     idempotency_key: str | None = Header(default=None, alias="Idempotency-Key", max_length=200),
     principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session, scope="function"),
 ) -> JobOut:
     upload = await read_job_upload(request, get_settings().max_upload_bytes)
     if principal.key_id is not None:
         charge_upload(principal.tenant, len(upload.data))
-    job, created = service.create_job(
-        session,
-        data=upload.data,
-        filename=upload.filename,
-        parameters=upload.parameters,
-        engine=upload.engine,
-        model=upload.model,
-        idempotency_key=idempotency_key,
-        tenant=principal.tenant,
-    )
-    session.commit()
-    if created:
-        enqueue(job.id)
-        metrics.observe_job_submitted(job.engine)
-    else:
+    # Validation, storage and enqueueing block (MuPDF, database, broker): keep them off the event loop.
+    job, created = await run_in_threadpool(_admit, upload, idempotency_key, principal.tenant)
+    if not created:
         response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
-    response.headers["Location"] = f"/v1/jobs/{job.id}"
-    return service.job_out(session, job)
+    response.headers["Location"] = f"/v1/jobs/{job.job_id}"
+    return job
+
+
+def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple[JobOut, bool]:
+    with session_scope() as session:
+        job, created = service.create_job(
+            session,
+            data=upload.data,
+            filename=upload.filename,
+            parameters=upload.parameters,
+            engine=upload.engine,
+            model=upload.model,
+            idempotency_key=idempotency_key,
+            tenant=tenant,
+        )
+        session.commit()
+        if created:
+            enqueue(job.id)
+            metrics.observe_job_submitted(job.engine)
+        return service.job_out(session, job), created
 
 
 @router.get("", response_model=JobPage)

@@ -203,3 +203,13 @@ def test_database_outage_is_503_with_retry_after(dsx_env, monkeypatch: pytest.Mo
     assert response.json()["code"] == "database_unavailable"
     assert response.headers["Retry-After"] == "5"
     assert client.get("/readyz").status_code == 503
+
+
+def test_concurrent_uploads_of_one_pdf_share_a_blob(client: TestClient, dsx_env) -> None:  # noqa: ANN001
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(lambda _: post(client, PDF).status_code, range(8)))
+    assert statuses == [202] * 8
+    assert stored_rows() == (8, 8, 1)
+    assert len(blob_files(dsx_env)) == 1
