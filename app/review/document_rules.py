@@ -26,24 +26,12 @@ from app.review.grounding import quote_in_text
 from app.review.injection import InstructionHit, find_instructions, instruction_lines
 from app.review.models import Severity
 from app.review.record import Call
-from app.review.rules import Context, Finding, Rule, Verdict
+from app.review.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 
 MAX_EXCERPTS = 5
 NO_DOCUMENT = "the intended datasheet is not available"
 HITS_MEMO_KEY = "instruction_hits"
 SPLIT_MEMO_KEY = "instruction_split"
-
-
-def _not_evaluable(rule: Rule, reason: str) -> Verdict:
-    return Verdict(rule.name, False, reason)
-
-
-def _clean(rule: Rule) -> Verdict:
-    return Verdict(rule.name, True)
-
-
-def _flag(rule: Rule, finding: Finding) -> Verdict:
-    return Verdict(rule.name, True, findings=[finding])
 
 
 def _text_of(value: Any) -> str:
@@ -82,17 +70,17 @@ def _shown_in(ctx: Context) -> list[Call]:
 
 def _instruction_in_document(rule: Rule, ctx: Context) -> Verdict:
     if ctx.document is None:
-        return _not_evaluable(rule, NO_DOCUMENT)
+        return not_evaluable(rule, NO_DOCUMENT)
     pages = _page_hits(ctx)
     if not pages:
-        return _clean(rule)
+        return clean(rule)
     shown = _shown_in(ctx)
     excerpts = [{"page": number, **hit.to_dict()} for number, hits in sorted(pages.items()) for hit in hits]
     kinds = sorted({e["kind"] for e in excerpts})
     seen = (f"; {len(shown)} call(s) put it in front of the model" if shown
             else "; the model was not shown it before answering" if ctx.record is not None else "")
     submit = ctx.record.submit_call if ctx.record else None
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The datasheet contains text addressed to a language model ({', '.join(kinds)}) on page(s) "
              f"{', '.join(str(n) for n in sorted(pages))}{seen}: “{excerpts[0]['excerpt']}”. Document text is "
              "data, never instructions; check that the answer comes from the part's characteristics.",
@@ -120,30 +108,30 @@ def _planted_and_clean_text(ctx: Context) -> tuple[list[str], str]:
     def split() -> tuple[list[str], str]:
         planted = [line for page in document.pages if page.number in pages for line in instruction_lines(page.text)]
         drop = set(planted)
-        clean = "\n".join(line for page in document.pages for line in page.text.splitlines()
-                          if line.strip() not in drop)
-        return planted, clean
+        remainder = "\n".join(line for page in document.pages for line in page.text.splitlines()
+                              if line.strip() not in drop)
+        return planted, remainder
 
     return document.memo(SPLIT_MEMO_KEY, split)
 
 
 def _answer_quotes_instruction(rule: Rule, ctx: Context) -> Verdict:
     if ctx.document is None:
-        return _not_evaluable(rule, NO_DOCUMENT)
+        return not_evaluable(rule, NO_DOCUMENT)
     if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return _not_evaluable(rule, "no value was reported")
-    planted, clean = _planted_and_clean_text(ctx)
+        return not_evaluable(rule, "no value was reported")
+    planted, remainder = _planted_and_clean_text(ctx)
     if not planted:
-        return _clean(rule)
+        return clean(rule)
     # A quote counts only when the planted text is its sole source: text that also stands in the real content
     # (a parameter name repeated by the instruction, say) is no evidence.
     tainted = [(i, quote) for i, quote in _quotes(ctx)
                if (find_instructions(quote) or any(quote_in_text(quote, line) for line in planted))
-               and not quote_in_text(quote, clean)]
+               and not quote_in_text(quote, remainder)]
     if not tainted:
-        return _clean(rule)
+        return clean(rule)
     submit = ctx.record.submit_call if ctx.record else None
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The answer quotes the instruction planted in the datasheet (“{tainted[0][1][:120]}”) instead of "
              "the part's characteristics: the reported value came from the injected text.",
         {"span_ids": [submit.span_id] if submit else [],
@@ -153,15 +141,15 @@ def _answer_quotes_instruction(rule: Rule, ctx: Context) -> Verdict:
 
 def _pdf_has_javascript(rule: Rule, ctx: Context) -> Verdict:
     if ctx.document is None:
-        return _not_evaluable(rule, NO_DOCUMENT)
+        return not_evaluable(rule, NO_DOCUMENT)
     scan = javascript_of(ctx.document)
     if not scan.found:
         if not scan.complete:
-            return _not_evaluable(rule, f"the PDF could not be scanned completely ({scan.error or 'budget'})")
-        return _clean(rule)
+            return not_evaluable(rule, f"the PDF could not be scanned completely ({scan.error or 'budget'})")
+        return clean(rule)
     where = sorted({loc["where"] for loc in scan.locations})
     root = ctx.record.root_span_id if ctx.record else None
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The PDF carries JavaScript ({'; '.join(where)}). dsx never runs it, but a datasheet from a vendor "
              "does not need scripts: treat the file as untrusted and do not forward it as is.",
         {"span_ids": [root] if root else [], "locations": scan.locations, "complete": scan.complete},
@@ -170,11 +158,11 @@ def _pdf_has_javascript(rule: Rule, ctx: Context) -> Verdict:
 
 def _no_text_layer(rule: Rule, ctx: Context) -> Verdict:
     if ctx.document is None:
-        return _not_evaluable(rule, NO_DOCUMENT)
+        return not_evaluable(rule, NO_DOCUMENT)
     if ctx.document.text_layer != "none":
-        return _clean(rule)
+        return clean(rule)
     root = ctx.record.root_span_id if ctx.record else None
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The datasheet has no text layer on any of its {ctx.document.page_count} page(s) (a scan): text "
              "tools read nothing and no quote can be re-found in it, so the answer, found or not, is unchecked.",
         {"span_ids": [root] if root else [], "page_count": ctx.document.page_count},

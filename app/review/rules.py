@@ -110,15 +110,15 @@ class Rule:
         return self.check(self, ctx)
 
 
-def _not_evaluable(rule: Rule, reason: str) -> Verdict:
+def not_evaluable(rule: Rule, reason: str) -> Verdict:
     return Verdict(rule.name, False, reason)
 
 
-def _clean(rule: Rule) -> Verdict:
+def clean(rule: Rule) -> Verdict:
     return Verdict(rule.name, True)
 
 
-def _flag(rule: Rule, finding: Finding) -> Verdict:
+def flag(rule: Rule, finding: Finding) -> Verdict:
     return Verdict(rule.name, True, findings=[finding])
 
 
@@ -129,13 +129,13 @@ def _ids(calls: list[Call]) -> list[str]:
 def _needs_answered_record(rule: Rule, ctx: Context, *, counts_ok: bool) -> Verdict | None:
     """The common preconditions of the dispatch rules; a verdict when the rule cannot run."""
     if ctx.record is None:
-        return _not_evaluable(rule, "no dispatch record was stored for this run")
+        return not_evaluable(rule, "no dispatch record was stored for this run")
     if not counts_ok and not ctx.record.has_call_detail:
-        return _not_evaluable(rule, "the record has tool counts only, not call order, outcomes or errors")
+        return not_evaluable(rule, "the record has tool counts only, not call order, outcomes or errors")
     if ctx.submission is None or not ctx.answered:
-        return _not_evaluable(rule, "no answer was submitted")
+        return not_evaluable(rule, "no answer was submitted")
     if ctx.record.has_call_detail and not ctx.record.calls:
-        return _not_evaluable(rule, "the dispatch record holds no calls")
+        return not_evaluable(rule, "the dispatch record holds no calls")
     return None
 
 
@@ -147,15 +147,15 @@ def _tool_bypass(rule: Rule, ctx: Context) -> Verdict:
     if (blocked := _needs_answered_record(rule, ctx, counts_ok=True)) is not None:
         return blocked
     if ctx.is_single_pass:
-        return _not_evaluable(rule, "single-pass runs receive the document in the prompt")
+        return not_evaluable(rule, "single-pass runs receive the document in the prompt")
     record = ctx.record
     assert record is not None
     counts = record.counts_before_answer()
     navigation = sum(n for tool, n in counts.items() if tool in sc.NAVIGATION_TOOLS)
     if navigation:
-        return _clean(rule)
+        return clean(rule)
     calls = record.calls_before_answer()
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, "The answer was submitted without opening the datasheet: no navigation tool was called before "
              "submit_extraction, so the value cannot have been read from this document.",
         {"span_ids": _ids(calls), "tool_counts": counts, "engine": record.engine},
@@ -166,18 +166,18 @@ def _verification_skipped(rule: Rule, ctx: Context) -> Verdict:
     if (blocked := _needs_answered_record(rule, ctx, counts_ok=True)) is not None:
         return blocked
     if ctx.is_single_pass:
-        return _not_evaluable(rule, "single-pass runs have no tools to cross-check with")
+        return not_evaluable(rule, "single-pass runs have no tools to cross-check with")
     record = ctx.record
     assert record is not None
     counts = record.counts_before_answer()
     navigation = {t: n for t, n in counts.items() if t in sc.NAVIGATION_TOOLS and n}
     if not navigation:
-        return _not_evaluable(rule, "no navigation call (see tool_bypass)")
+        return not_evaluable(rule, "no navigation call (see tool_bypass)")
     if any(counts.get(t) for t in sc.CROSS_CHECK_TOOLS):
-        return _clean(rule)
+        return clean(rule)
     nav_calls = [c for c in record.calls_before_answer()
                  if c.kind == "tool" and c.tool in sc.NAVIGATION_TOOLS and c.executed]
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The datasheet was navigated ({', '.join(sorted(navigation))}) but the value was never cross-checked "
              f"with {' or '.join(sorted(sc.CROSS_CHECK_TOOLS))} before it was submitted.",
         {"span_ids": _ids(nav_calls), "tool_counts": counts},
@@ -199,11 +199,11 @@ def _tool_read_failure(rule: Rule, ctx: Context) -> Verdict:
         if not recovered:
             unrecovered.append(call)
     if not unrecovered:
-        return _clean(rule)
+        return clean(rule)
     submit = record.submit_call
     described = ", ".join(f"{c.tool} ({c.outcome}{': ' + c.error_code if c.error_code else ''})"
                           for c in unrecovered)
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"A tool read failed and no later read succeeded before the answer: {described}. The value was "
              "submitted without document content behind it.",
         {"span_ids": _ids(unrecovered) + ([submit.span_id] if submit and submit.span_id else []),
@@ -213,19 +213,19 @@ def _tool_read_failure(rule: Rule, ctx: Context) -> Verdict:
 
 def _no_tool_call_http_200(rule: Rule, ctx: Context) -> Verdict:
     if ctx.record is None:
-        return _not_evaluable(rule, "no dispatch record was stored for this run")
+        return not_evaluable(rule, "no dispatch record was stored for this run")
     if not ctx.record.has_call_detail:
-        return _not_evaluable(rule, "the record has tool counts only, not per-turn replies")
+        return not_evaluable(rule, "the record has tool counts only, not per-turn replies")
     turns = [c for c in ctx.record.calls_before_answer() if c.kind == "llm"]
     if not turns:
-        return _not_evaluable(rule, "the record holds no model turns")
+        return not_evaluable(rule, "the record holds no model turns")
     silent = [c for c in turns
               if c.outcome != "error" and (c.http_status in (None, 200))
               and (c.tool_required is not False)
               and ((c.tool_call_count == 0) if c.tool_call_count is not None else c.outcome in ("text_only", "empty"))]
     if not silent:
-        return _clean(rule)
-    return _flag(rule, rule.finding(
+        return clean(rule)
+    return flag(rule, rule.finding(
         ctx, f"{len(silent)} provider turn(s) returned HTTP 200 without the tool call the run required (the answer "
              "can only be given through submit_extraction): the gateway or backend may be masking tool calls.",
         {"span_ids": _ids(silent), "turns": [c.turn for c in silent],
@@ -235,20 +235,20 @@ def _no_tool_call_http_200(rule: Rule, ctx: Context) -> Verdict:
 
 def _reasoning_dropped(rule: Rule, ctx: Context) -> Verdict:
     if ctx.record is None:
-        return _not_evaluable(rule, "no dispatch record was stored for this run")
+        return not_evaluable(rule, "no dispatch record was stored for this run")
     if not ctx.record.has_call_detail:
-        return _not_evaluable(rule, "the record has tool counts only, not per-turn reasoning")
+        return not_evaluable(rule, "the record has tool counts only, not per-turn reasoning")
     turns = [c for c in ctx.record.llm_calls if c.outcome != "error"]
     expected = [c for c in turns if c.reasoning_expected] or (turns if ctx.record.reasoning_expected else [])
     if ctx.record.reasoning_expected is None and not any(c.reasoning_expected is not None for c in turns):
-        return _not_evaluable(rule, "the record does not say whether the model was configured to reason")
+        return not_evaluable(rule, "the record does not say whether the model was configured to reason")
     if not expected:
-        return _not_evaluable(rule, "the model was not configured to reason")
+        return not_evaluable(rule, "the model was not configured to reason")
     if any(c.reasoning_present is None for c in expected):
-        return _not_evaluable(rule, "the record does not say whether reasoning came back")
+        return not_evaluable(rule, "the record does not say whether reasoning came back")
     if any(c.reasoning_present for c in expected):
-        return _clean(rule)
-    return _flag(rule, rule.finding(
+        return clean(rule)
+    return flag(rule, rule.finding(
         ctx, f"The model is configured to reason, but none of its {len(expected)} successful turn(s) returned a "
              "reasoning trace: a gateway or passthrough may be dropping it silently.",
         {"span_ids": _ids(expected), "turns": len(expected)},
@@ -259,7 +259,7 @@ def _tool_content_mismatch(rule: Rule, ctx: Context) -> Verdict:
     if (blocked := _needs_answered_record(rule, ctx, counts_ok=False)) is not None:
         return blocked
     if ctx.document is None:
-        return _not_evaluable(rule, "the intended datasheet is not available")
+        return not_evaluable(rule, "the intended datasheet is not available")
     record = ctx.record
     assert record is not None
     min_share = float(ctx.settings.option(rule.name, "min_share", PROVENANCE_MIN_SHARE))
@@ -270,12 +270,12 @@ def _tool_content_mismatch(rule: Rule, ctx: Context) -> Verdict:
     found = sum(p.found for _, p in checked)
     total = sum(p.total for _, p in checked)
     if total < PROVENANCE_MIN_FRAGMENTS:
-        return _not_evaluable(rule, f"the tools returned fewer than {PROVENANCE_MIN_FRAGMENTS} text fragments")
+        return not_evaluable(rule, f"the tools returned fewer than {PROVENANCE_MIN_FRAGMENTS} text fragments")
     share = found / total
     if share >= min_share:
-        return _clean(rule)
+        return clean(rule)
     foreign = [(c, p) for c, p in checked if p.total and p.share < min_share]
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"Only {found} of {total} text fragments the tools returned occur in this datasheet ({share:.0%}): "
              "the model read content from another document.",
         {"span_ids": [c.span_id for c, _ in foreign], "share": round(share, 3), "fragments": total,
@@ -292,14 +292,14 @@ def _root_ids(ctx: Context) -> list[str]:
 
 def _engine_error(rule: Rule, ctx: Context) -> Verdict:
     if ctx.record is not None and not ctx.record.has_call_detail and not ctx.error_code:
-        return _not_evaluable(rule, "the record has tool counts only, not the run's errors")
+        return not_evaluable(rule, "the record has tool counts only, not the run's errors")
     outcome = ctx.outcome
     if outcome is None and ctx.submission is None:
-        return _not_evaluable(rule, "the run's outcome was not recorded")
+        return not_evaluable(rule, "the run's outcome was not recorded")
     if outcome in (None, "submitted", "budget_exhausted"):
-        return _clean(rule)
+        return clean(rule)
     detail = ctx.error_detail or (ctx.record.error_detail if ctx.record else None)
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The engine ended without an answer ({outcome}){': ' + detail if detail else ''}.",
         {"span_ids": _root_ids(ctx), "outcome": outcome, "detail": detail},
     ))
@@ -307,13 +307,13 @@ def _engine_error(rule: Rule, ctx: Context) -> Verdict:
 
 def _budget_exhausted(rule: Rule, ctx: Context) -> Verdict:
     if ctx.record is not None and not ctx.record.has_call_detail and not ctx.error_code:
-        return _not_evaluable(rule, "the record has tool counts only, not the run's outcome")
+        return not_evaluable(rule, "the record has tool counts only, not the run's outcome")
     if ctx.outcome is None and ctx.submission is None:
-        return _not_evaluable(rule, "the run's outcome was not recorded")
+        return not_evaluable(rule, "the run's outcome was not recorded")
     if ctx.outcome != "budget_exhausted":
-        return _clean(rule)
+        return clean(rule)
     turns = len(ctx.record.llm_calls) if ctx.record else None
-    return _flag(rule, rule.finding(
+    return flag(rule, rule.finding(
         ctx, f"The run used up its budget (turns, tokens or time) before submitting an answer"
              f"{f' after {turns} model turn(s)' if turns else ''}.",
         {"span_ids": _root_ids(ctx), "turns": turns},
@@ -356,12 +356,12 @@ def _flatten(value: Any) -> str:
 def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
     def check(rule: Rule, ctx: Context) -> Verdict:
         if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-            return _not_evaluable(rule, "no value was reported")
+            return not_evaluable(rule, "no value was reported")
         if ctx.groundings is None:
-            return _not_evaluable(rule, "the intended datasheet is not available")
+            return not_evaluable(rule, "the intended datasheet is not available")
         hits = [g for g in ctx.groundings if g.outcome is outcome]
         if not hits:
-            return _clean(rule)
+            return clean(rule)
         submit = ctx.record.submit_call if ctx.record else None
         quotes = {ctx.submission.values[g.value_index].get("quote") or ctx.submission.quote for g in hits}
         seen_in = sorted({s for q in quotes for s in _quote_provenance(ctx, q)})
@@ -379,7 +379,7 @@ def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
             which=which, page=hits[0].page, missing=", ".join(missing) or "?", extra=extra,
             reported=", ".join(str(p) for p in hits[0].detail.get("reported_pages") or []) or "?",
         )
-        return _flag(rule, rule.finding(ctx, message, {
+        return flag(rule, rule.finding(ctx, message, {
             "span_ids": ([submit.span_id] if submit else []) + seen_in,
             "values": [g.to_dict() for g in hits],
             "quote_seen_in_tool_output": bool(seen_in),
@@ -395,17 +395,17 @@ def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
 def _plausibility_rule(check_name: str) -> Callable[[Rule, Context], Verdict]:
     def check(rule: Rule, ctx: Context) -> Verdict:
         if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-            return _not_evaluable(rule, "no value was reported")
+            return not_evaluable(rule, "no value was reported")
         requested_unit = ctx.request.get("unit")
         if check_name == "unit_dimension" and not requested_unit:
-            return _not_evaluable(rule, "no unit was requested")
+            return not_evaluable(rule, "no unit was requested")
         issues = [issue for i, value in enumerate(ctx.submission.values)
                   for issue in plausibility.check_value(i, value, requested_unit) if issue.check == check_name]
         if not issues:
-            return _clean(rule)
+            return clean(rule)
         submit = ctx.record.submit_call if ctx.record else None
         sentences = "; ".join(f"value {issue.value_index + 1}: {issue.message}" for issue in issues)
-        return _flag(rule, rule.finding(ctx, f"Implausible answer: {sentences}.", {
+        return flag(rule, rule.finding(ctx, f"Implausible answer: {sentences}.", {
             "span_ids": [submit.span_id] if submit else [],
             "issues": [{"value_index": i.value_index, "check": i.check, **i.detail} for i in issues],
         }))
@@ -425,9 +425,9 @@ def _describe(values: list[dict[str, Any]]) -> str:
 def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
     if ctx.cross_check is None:
         reason = f"the reader failed ({ctx.cross_check_error})" if ctx.cross_check_error else "no cross-check ran"
-        return _not_evaluable(rule, reason)
+        return not_evaluable(rule, reason)
     if ctx.submission is None or not ctx.answered:
-        return _not_evaluable(rule, "no answer was submitted")
+        return not_evaluable(rule, "no answer was submitted")
     primary, reader = ctx.submission, ctx.cross_check
     rel_tol = float(ctx.settings.option(rule.name, "rel_tol", plausibility.DEFAULT_REL_TOL))
     submit = ctx.record.submit_call if ctx.record else None
@@ -436,12 +436,12 @@ def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
     if primary.found != reader.found:
         if primary.found:
             # The offline reader misses more than it mis-reads; a lone miss is not evidence against the answer.
-            return _clean(rule)
-        return _flag(rule, rule.finding(
+            return clean(rule)
+        return flag(rule, rule.finding(
             ctx, f"The answer says the parameter is not in the datasheet, but the offline reader found "
                  f"{_describe(reader.values)}.", {**evidence, "kind": "found_mismatch"}))
     if not primary.found:
-        return _clean(rule)
+        return clean(rule)
     disagreeing = []
     for i, value in enumerate(primary.values):
         verdicts = [plausibility.values_agree(value, other, rel_tol) for other in reader.values]
@@ -449,8 +449,8 @@ def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
             continue
         disagreeing.append(i)
     if not disagreeing:
-        return _clean(rule)
-    return _flag(rule, rule.finding(
+        return clean(rule)
+    return flag(rule, rule.finding(
         ctx, f"The answer ({_describe([primary.values[i] for i in disagreeing])}) disagrees with the offline "
              f"reader ({_describe(reader.values)}) after unit normalisation.",
         {**evidence, "kind": "value_mismatch", "value_indices": disagreeing}))
