@@ -4,6 +4,7 @@ archive that re-scores to the same verdicts, every fault arm planting its condit
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,11 @@ from app.jobs.models import Job
 DOCUMENTS = ["speaker_amplifier", "fan"]
 DECOY = "led.pdf"
 ARM_CLAIMS = ["speaker_amplifier-supply-voltage", "speaker_amplifier-quiescent-current"]
+
+
+def _standalone_number(digits: str) -> re.Pattern[str]:
+    """The gold number as a number of its own: not a digit run inside a timestamp, a duration or a hex span id."""
+    return re.compile(rf"(?<![\w])(?<!\d\.){digits}(?![\w])")
 
 
 def _eval_jobs(url: str) -> int:
@@ -127,7 +133,8 @@ def test_every_arm_plants_its_condition(dsx_env: Settings, claims_file: Path, da
 
 def test_no_gold_reaches_the_model_through_the_engines(dsx_env: Settings, datasheets_dir: Path,
                                                        tmp_path: Path) -> None:
-    markers = ["ZQ-QUOTE", "ZQ-NEEDLE", "ZQ-NOTE", "ZQSYMBOL", "987654", "13579", "24680", "7777"]
+    words = ["ZQ-QUOTE", "ZQ-NEEDLE", "ZQ-NOTE", "ZQSYMBOL"]
+    numbers = ["987654", "13579", "24680", "7777"]
     claims = parse_claims({"version": 1, "documents": {"amp": {"file": "speaker_amplifier.pdf"}}, "claims": [{
         "id": "amp-sentinel", "document": "amp", "parameter": "Operating supply voltage", "symbol": "ZQSYMBOL",
         "kind": "range", "min": -987654.25, "typical": 13579.125, "max": 24680.5, "unit": "V", "conditions": [],
@@ -142,7 +149,9 @@ def test_no_gold_reaches_the_model_through_the_engines(dsx_env: Settings, datash
         sent = json.dumps([s["payload"] for s in chat_spans(cell)], ensure_ascii=False)
         assert "Operating supply voltage" in sent
         trace = json.dumps(cell["trace"], ensure_ascii=False)
-        for marker in markers:
-            assert marker not in trace, (cell["engine"], marker)
+        for word in words:
+            assert word not in trace, (cell["engine"], word)
+        for number in numbers:
+            assert not _standalone_number(number).search(trace), (cell["engine"], number)
     # The archive keeps the gold beside the cells (for re-scoring), never inside them.
     assert "ZQ-QUOTE" in yaml.safe_dump(Archive(config.out).claims().to_yaml_dict())
