@@ -13,8 +13,13 @@ from celery import Celery
 
 from app.config import get_settings
 from app.errors import ServiceUnavailable
+from app.jobs import sql_broker
+
+sql_broker.register()
 
 RUN_JOB_TASK = "dsx.run_job"
+# How often an idle embedded worker looks for a message; also the longest a freed worker waits for its next job.
+SQL_BROKER_POLLING_INTERVAL_S = 0.1
 QUEUE = "dsx"
 
 
@@ -40,7 +45,8 @@ def _transport_options(broker_url: str) -> dict[str, Any]:
     if broker_url.startswith("redis"):
         # Unacked messages return to the queue after this long if a worker vanished.
         return {"visibility_timeout": 3600}
-    # kombu's SQLAlchemy transport hands its options to create_engine; it polls by itself.
+    if broker_url.split("+", 1)[0] in sql_broker.SCHEMES:
+        return {"polling_interval": SQL_BROKER_POLLING_INTERVAL_S}
     return {}
 
 
