@@ -1,11 +1,15 @@
 """Grade an archive and summarise it: ``report.json`` (stable top-level shape), ``report.md`` and charts.
 
 Everything here reads archived cells only, so ``dsx eval score DIR`` reproduces the run's report offline and a
-changed grader re-scores old runs without a model call.
+changed grader re-scores old runs without a model call. The detector rules are part of the grading: by default
+they run again over each cell's archived trace (``app.evaluation.rescore``), so a changed rule or rule setting
+takes effect; ``flags="stored"`` keeps the flags the cells were archived with.
 
 ``report.json`` is ``{"summary": {...}, "cells": [...]}``. The summary always has ``cells``, ``fidelity_pass``,
 ``exact_pass``, ``engine_errors``, ``flags_by_rule``, ``cost_usd`` and ``latency_s_median``; richer sections
-(per-group rates, stability, permutation control, detectors per arm, oracle) sit beside them.
+(per-group rates, stability, permutation control, detectors per arm, oracle, where the flags came from:
+``flags_source``, ``flags_rerun``, ``flags_stored``, ``flags_grounded``, ``flags_datasheets``,
+``rule_overrides``) sit beside them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from app.evaluation.claims import Claim, ClaimSet
 from app.evaluation.grading import grade, permutation_control
 from app.evaluation.markdown import render_markdown
 from app.evaluation.oracle import Oracle, Stated, judge
+from app.evaluation.rescore import FlagSource, datasheets_dir, redetect_cells
 from app.evaluation.stats import claim_group_rate, group_by, rate, stability
+from app.review.config import RuleSettings, rule_settings
 from app.review.models import Severity
 
 GRADING_VERSION = "1"
@@ -183,6 +189,7 @@ def _cell_row(cell: dict[str, Any]) -> dict[str, Any]:
         "confidence": extraction.get("confidence"),
         "error_code": cell.get("error_code"),
         "flags": sorted({f["rule"] for f in cell.get("flags") or []}),
+        "flags_source": cell.get("flags_source", FlagSource.stored.value),
         "planted_ok": (cell.get("planted") or {}).get("ok"),
         "cost_usd": cell.get("cost_usd"), "latency_s": cell.get("latency_s"),
         **({"oracle": (cell.get("oracle") or {}).get("verdict")} if "oracle" in cell else {}),
@@ -190,7 +197,8 @@ def _cell_row(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_report(graded: list[dict[str, Any]], claims: ClaimSet, *, manifest: dict[str, Any] | None = None,
-                 confidence_floor: float | None = None, oracle: Oracle | None = None) -> dict[str, Any]:
+                 confidence_floor: float | None = None, oracle: Oracle | None = None,
+                 flag_sources: dict[str, Any] | None = None) -> dict[str, Any]:
     latencies = [c["latency_s"] for c in graded if c.get("latency_s") is not None]
     flags_by_rule = Counter(rule for c in graded for rule in {f["rule"] for f in c.get("flags") or []})
     summary: dict[str, Any] = {
@@ -210,6 +218,7 @@ def build_report(graded: list[dict[str, Any]], claims: ClaimSet, *, manifest: di
         "permutation": permutation_control(
             claims.claims, [(c["claim_id"], c.get("extraction")) for c in graded]).to_dict(),
         "detectors": _detectors(graded),
+        **(flag_sources or {}),
     }
     if oracle is not None:
         cell_verdicts = Counter(str((c.get("oracle") or {}).get("verdict")) for c in graded if c.get("oracle"))
@@ -219,15 +228,26 @@ def build_report(graded: list[dict[str, Any]], claims: ClaimSet, *, manifest: di
 
 
 def score_archive(root: Path, *, claims: ClaimSet | None = None, confidence_floor: float | None = None,
-                  oracle: Oracle | None = None, charts: bool = True) -> dict[str, Any]:
-    """Grade every archived cell and (re)write report.json, report.md and the charts."""
+                  oracle: Oracle | None = None, charts: bool = True, flags: FlagSource = FlagSource.rerun,
+                  datasheets: Path | None = None, rules: RuleSettings | None = None) -> dict[str, Any]:
+    """Grade every archived cell and (re)write report.json, report.md and the charts.
+
+    With ``flags="rerun"`` the detector rules run again over each cell's trace under ``rules`` (default: the rule
+    settings in force), grounding against the intended datasheet found in ``datasheets`` (default: the run's
+    datasheets directory, when it still exists). The archived cells themselves are never rewritten.
+    """
     from app.evaluation import charts as chart_module  # matplotlib is imported only when charts are drawn
 
     archive = Archive(root)
     manifest = archive.manifest()
     claims = claims or archive.claims()
+    flags = FlagSource(flags)
+    settings = rules or rule_settings()
+    documents = datasheets_dir(datasheets, manifest) if flags is FlagSource.rerun else None
     graded = grade_cells(archive.cells(), claims, confidence_floor, oracle)
-    report = build_report(graded, claims, manifest=manifest, confidence_floor=confidence_floor, oracle=oracle)
+    graded, counts = redetect_cells(graded, flags, datasheets=documents, settings=settings)
+    report = build_report(graded, claims, manifest=manifest, confidence_floor=confidence_floor, oracle=oracle,
+                          flag_sources=counts.to_summary(flags, settings, documents))
     archive.write_json("report.json", report)
     chart_files = chart_module.write_charts(root / "charts", report) if charts and graded else []
     (root / "report.md").write_text(render_markdown(report, [p.relative_to(root) for p in chart_files]),
