@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -121,18 +121,30 @@ def score_command(
                                                                  "abstentions")] = None,
     measurements: Annotated[Path | None, typer.Option(help="Measurements file for the oracle")] = None,
     charts: Annotated[bool, typer.Option(help="Write PNG charts")] = True,
+    # The values of app.evaluation.rescore.FlagSource, spelled out so `dsx` starts without importing the rules.
+    flags: Annotated[Literal["rerun", "stored"], typer.Option(
+        help="rerun: run the detector rules again over each cell's archived trace; stored: keep the archived "
+             "flags")] = "rerun",
+    datasheets: Annotated[Path | None, typer.Option(help="Directory holding the intended PDFs, to ground "
+                                                         "values again (default: the run's, if it still "
+                                                         "exists)")] = None,
+    rules: Annotated[Path | None, typer.Option(help="Rule settings file (JSON or YAML, as DSX_REVIEW_RULES) "
+                                                    "instead of the configured ones")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json's summary")] = False,
 ) -> None:
-    """Re-grade an archive offline (no model call) and rewrite its report."""
+    """Re-grade an archive offline (no model call), re-running the detector rules, and rewrite its report."""
     from app.evaluation.claims import load_claims
     from app.evaluation.oracle import FileOracle
     from app.evaluation.report import score_archive
+    from app.evaluation.rescore import FlagSource, load_rule_settings
 
     try:
         claim_set = load_claims(claims) if claims else None
         oracle = FileOracle.load(measurements) if measurements else None
+        rule_settings = load_rule_settings(rules) if rules else None
         report = score_archive(archive, claims=claim_set, confidence_floor=confidence_floor, oracle=oracle,
-                               charts=charts)
+                               charts=charts, flags=FlagSource(flags), datasheets=datasheets,
+                               rules=rule_settings)
     except DsxError as exc:
         _fail(f"{exc.detail} [{exc.code}]")
     if as_json:
