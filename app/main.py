@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
 
 from app import __version__
 from app.config import get_settings
 from app.dispatch.views import router as dispatch_router
+from app.documents import admission
 from app.errors import install_handlers
 from app.health import router as health_router
 from app.jobs.views import router as jobs_router
@@ -20,6 +24,14 @@ from app.security import check_startup_policy
 log = logging.getLogger(__name__)
 
 
+@asynccontextmanager
+async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    # The upload-check children start with the server, so the first upload does not wait for them.
+    await run_in_threadpool(admission.start)
+    yield
+    await run_in_threadpool(admission.shutdown)
+
+
 def create_app() -> FastAPI:
     settings = get_settings()
     check_startup_policy()
@@ -28,6 +40,7 @@ def create_app() -> FastAPI:
         version=__version__,
         description="Datasheet parameter extraction with a dispatch record: every LLM and tool call is "
         "recorded, detectors read that record, and suspect answers go to a review queue.",
+        lifespan=lifespan,
     )
     install_handlers(app)
     app.include_router(health_router)

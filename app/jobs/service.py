@@ -17,7 +17,7 @@ from app import metrics
 from app.agent.registry import resolve_model
 from app.config import get_settings
 from app.documents import store
-from app.documents.validate import validate_pdf
+from app.documents.admission import admit_pdf
 from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import (
@@ -113,7 +113,7 @@ def create_job(
         raise InvalidInput(f"Unknown engine {engine!r}; use one of {', '.join(ENGINES)}.", code="unknown_engine")
     model_config = resolve_model(model)
     specs = parse_parameters(parameters)
-    page_count = validate_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
+    page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     digest = store.sha256_of(data)
     request_hash = _request_hash(digest, specs, engine, model_config.alias)
 
