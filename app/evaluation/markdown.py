@@ -33,6 +33,25 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
+def _flag_provenance(summary: dict[str, Any]) -> list[str]:
+    """Where the detector flags of this report come from: re-run over the archived traces, or as stored."""
+    source = summary.get("flags_source")
+    if source is None:
+        return []
+    n = summary["cells"]
+    if source == "stored":
+        return ["", f"Detector flags: as stored when the cells ran ({n} cells)."]
+    note = (f"Detector flags: re-run over the archived traces for {summary.get('flags_rerun', 0)}/{n} cells "
+            f"(stored flags kept for {summary.get('flags_stored', 0)}); grounding and document rules re-run for "
+            f"{summary.get('flags_grounded', 0)} cells")
+    note += (f" against `{summary['flags_datasheets']}`" if summary.get("flags_datasheets")
+             else " (no datasheets directory: pass `--datasheets` to ground the rest)")
+    overrides = summary.get("rule_overrides") or {}
+    if overrides:
+        note += f"; rule settings overridden: {', '.join(sorted(overrides))}"
+    return ["", note + "."]
+
+
 def render_markdown(report: dict[str, Any], charts: list[Path]) -> str:
     summary = report["summary"]
     run = summary.get("run") or {}
@@ -46,6 +65,7 @@ def render_markdown(report: dict[str, Any], charts: list[Path]) -> str:
         f"dsx {run.get('dsx_version', '?')}, grading v{summary['grading_version']}"
         + (f", confidence floor {summary['confidence_floor']}" if summary.get("confidence_floor") is not None else "")
         + ".",
+        *_flag_provenance(summary),
         "",
         "## Summary",
         "",

@@ -120,7 +120,11 @@ def test_changed_rule_settings_change_the_rescored_flags(dsx_env: Settings, clai
     disabled = score(archive)
     assert disabled["summary"]["flags_by_rule"] == {}
     assert disabled["summary"]["rule_overrides"] == {"tool_read_failure": {"enabled": False}}
+    markdown = (archive.root / "report.md").read_text()
+    assert f"re-run over the archived traces for {len(cells)}/{len(cells)} cells" in markdown
+    assert "rule settings overridden: tool_read_failure" in markdown
     assert score(archive, "--flags", "stored")["summary"]["flags_by_rule"] == {"tool_read_failure": len(cells)}
+    assert f"as stored when the cells ran ({len(cells)} cells)" in (archive.root / "report.md").read_text()
 
     # ...unless --rules names a file, which replaces it.
     rules = tmp_path / "rules.yaml"
