@@ -207,11 +207,28 @@ def shutdown() -> None:
 def _start_child(memory_mb: int) -> None:
     """Pool initializer: die with the forkserver (so with the API process), then cap what a check may add to
     the address space of this interpreter with pymupdf loaded, and allow no core files."""
+    _release_forkserver()
     _die_with(os.getppid())
     if memory_mb > 0:
         cap = (_address_space_bytes() or 0) + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _release_forkserver() -> None:
+    """Close this child's copy of the pipe that keeps the forkserver alive.
+
+    The forkserver exits when the last writer of that pipe closes it, which should be the API process dying.
+    multiprocessing hands every child a copy (so it could start processes of its own, which ours never do); with
+    it, a SIGKILLed API would leave the forkserver and these children (waiting for work, or stuck in MuPDF)
+    running for good. The attribute is private to multiprocessing, hence the guard."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(fd, int):
+        os.close(fd)
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
 def _check_in_child(inspect: Inspect, data: bytes, max_pages: int) -> Outcome:

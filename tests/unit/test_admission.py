@@ -212,3 +212,60 @@ def test_the_app_starts_the_pool_with_the_server_and_stops_it_on_shutdown(shared
     assert admission._shared is None
     with pytest.raises(RuntimeError):
         pool.check(VALID, 5, timeout_s=5)
+
+
+def _descendants(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(") ", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+_KILLED_API = """
+import sys, threading
+from app.documents.admission import AdmissionPool
+from tests.unit.test_admission import VALID, _inspect_or_hang
+
+pool = AdmissionPool(workers=2, memory_mb=768, inspect=_inspect_or_hang)
+pool.start()
+mark = VALID + b"\\n%dsx-test:sleep " + sys.argv[1].encode() + b"\\n"
+threading.Thread(target=pool.check, args=(mark, 5), kwargs={"timeout_s": 600}, daemon=True).start()
+threading.Event().wait()
+"""
+
+
+def test_children_do_not_outlive_an_api_process_killed_under_them(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.support.paths import REPO_ROOT
+    from tests.support.processes import wait_until
+
+    pid_file = tmp_path / "pid"
+    api = subprocess.Popen([sys.executable, "-c", _KILLED_API, str(pid_file)], cwd=REPO_ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: set[int] = set()
+    try:
+        wait_until(lambda: pid_file.is_file() and pid_file.read_text(), timeout_s=60, interval_s=0.1,
+                   what="a check to hang in its child")
+        children = _descendants(api.pid)
+        assert int(pid_file.read_text()) in children
+    finally:
+        api.kill()
+        api.wait(timeout=10)
+    try:
+        wait_until(lambda: all(_gone(pid) for pid in children), timeout_s=10, interval_s=0.1,
+                   what="the forkserver and its children to end")
+    finally:
+        for pid in children:
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
