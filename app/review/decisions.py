@@ -9,12 +9,13 @@ warning or higher; "open" means no decision has been recorded for it yet.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select, union_all
+from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select, tuple_, union_all
 from sqlalchemy.orm import Session, aliased
 
 from app.agent.schemas import ExtractedValue
@@ -115,15 +116,24 @@ def _review_flags(rule: str | None = None) -> list[Select]:
     return selects
 
 
-def _needs_review(rule: str | None = None) -> ColumnElement[bool]:
-    # Uncorrelated IN subqueries: evaluated once, not once per extraction.
+def _needs_review(rule: str | None = None, *, per_row: bool = False) -> ColumnElement[bool]:
+    """Whether an extraction carries a review flag (of ``rule``, if given).
+
+    By default as uncorrelated IN subqueries, evaluated once rather than once per extraction: the fast form
+    for lists and counts that visit the whole queue. ``per_row`` gives the same test as correlated EXISTS
+    probes of the flags' indexes, for a walk in queue order that stops at the first item it finds (an IN
+    would first collect every flagged id).
+    """
     direct, by_parameter = _review_flags(rule)
+    if per_row:
+        return or_(direct.where(Flag.extraction_id == Extraction.id).exists(),
+                   by_parameter.where(Flag.parameter_id == Extraction.parameter_id).exists())
     return or_(Extraction.id.in_(direct), Extraction.parameter_id.in_(by_parameter))
 
 
 def _scope(query: Select, *, tenant: str | None, model: str | None, job_id: str | None,
-           status: str) -> Select:
-    """Filters shared by the item list, the total and the per-rule counts."""
+           status: str, since: datetime | None = None) -> Select:
+    """Filters shared by the item list, the total, the per-rule counts and the neighbour lookups."""
     if status not in QUEUE_STATUSES:
         raise InvalidInput(f"Unknown review status {status!r}; use one of {', '.join(QUEUE_STATUSES)}.",
                            code="unknown_status")
@@ -140,12 +150,37 @@ def _scope(query: Select, *, tenant: str | None, model: str | None, job_id: str 
     if model:
         # Accept the job's alias as well as the model string the engine reported.
         query = query.where(or_(Extraction.model == model, Job.model == model))
+    if since is not None:
+        query = query.where(Extraction.created_at >= since)
     decided = exists().where(Decision.extraction_id == Extraction.id)
     if status == "open":
         query = query.where(~decided)
     elif status == "decided":
         query = query.where(decided)
     return query
+
+
+def _listed(*columns: Any, tenant: str | None, rule: str | None, model: str | None, job_id: str | None,
+            status: str, since: datetime | None, per_row: bool = False) -> Select:
+    """``columns`` over the queue's items under every filter (the one definition of queue membership)."""
+    query = select(*columns).select_from(Extraction).join(Job, Job.id == Extraction.job_id)
+    query = _scope(query, tenant=tenant, model=model, job_id=job_id, status=status, since=since)
+    return query.where(_needs_review(rule, per_row=per_row))
+
+
+def _queue_order(*, newest_first: bool) -> tuple[ColumnElement[Any], ...]:
+    """The queue's order: by arrival, ties broken by id, so every item has exactly one place."""
+    if newest_first:
+        return Extraction.created_at.desc(), Extraction.id.desc()
+    return Extraction.created_at.asc(), Extraction.id.asc()
+
+
+def _newer_than(created_at: datetime, extraction_id: int) -> ColumnElement[bool]:
+    return tuple_(Extraction.created_at, Extraction.id) > (created_at, extraction_id)
+
+
+def _older_than(created_at: datetime, extraction_id: int) -> ColumnElement[bool]:
+    return tuple_(Extraction.created_at, Extraction.id) < (created_at, extraction_id)
 
 
 def review_queue(
@@ -156,29 +191,74 @@ def review_queue(
     model: str | None = None,
     job_id: str | None = None,
     status: str = "open",
+    since: datetime | None = None,
+    newest_first: bool = False,
     limit: int = 50,
     offset: int = 0,
 ) -> ReviewQueuePage:
-    """Flagged extractions, oldest first (a queue is worked from its head)."""
-    base = select(Extraction, JobParameter.name).join(Job, Job.id == Extraction.job_id).join(
+    """Flagged extractions, oldest first (a queue is worked from its head), or newest first on request.
+
+    ``since`` keeps only items created at or after that moment; it narrows the counts as well.
+    """
+    filters = {"tenant": tenant, "model": model, "job_id": job_id, "status": status, "since": since}
+    listed = _listed(Extraction, JobParameter.name, rule=rule, **filters).join(
         JobParameter, JobParameter.id == Extraction.parameter_id)
-    base = _scope(base, tenant=tenant, model=model, job_id=job_id, status=status)
-    listed = base.where(_needs_review(rule))
-    total = session.scalar(select(func.count()).select_from(listed.subquery())) or 0
-    rows = session.execute(listed.order_by(Extraction.created_at, Extraction.id).limit(limit).offset(offset)).all()
+    total = session.scalar(_listed(func.count(), rule=rule, **filters)) or 0
+    rows = session.execute(listed.order_by(*_queue_order(newest_first=newest_first)).limit(limit)
+                           .offset(offset)).all()
 
     pairs = []
     for attached in (Flag.extraction_id == Extraction.id,
                      and_(Flag.extraction_id.is_(None), Flag.parameter_id == Extraction.parameter_id)):
         pair = select(Flag.rule.label("rule"), Extraction.id.label("extraction_id")).select_from(Extraction).join(
             Job, Job.id == Extraction.job_id).join(Flag, attached).where(Flag.severity.in_(REVIEW_SEVERITIES))
-        pairs.append(_scope(pair, tenant=tenant, model=model, job_id=job_id, status=status))
+        pairs.append(_scope(pair, **filters))
     flagged = union_all(*pairs).subquery()
     counts = select(flagged.c.rule, func.count(distinct(flagged.c.extraction_id))).group_by(flagged.c.rule)
     counts_by_rule = {rule_name: int(n) for rule_name, n in session.execute(counts)}
 
     items = _queue_items(session, [(extraction, name) for extraction, name in rows])
     return ReviewQueuePage(items=items, total=int(total), counts_by_rule=counts_by_rule)
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    """Where one item sits in a filtered queue, and the items either side of it."""
+
+    total: int = 0
+    position: int | None = None  # 1-based, in the order asked for; None when the item is not in this queue
+    previous: int | None = None
+    next: int | None = None
+
+
+def queue_place(
+    session: Session,
+    extraction_id: int,
+    *,
+    tenant: str | None,
+    rule: str | None = None,
+    model: str | None = None,
+    job_id: str | None = None,
+    status: str = "open",
+    since: datetime | None = None,
+    newest_first: bool = False,
+) -> QueuePlace:
+    """The item's place in the queue listed with the same filters and order, by keyset queries on its
+    (created_at, id): a fixed handful of statements however long the queue is."""
+    filters = {"tenant": tenant, "rule": rule, "model": model, "job_id": job_id, "status": status, "since": since}
+    key = session.execute(_listed(Extraction.created_at, Extraction.id, **filters, per_row=True)
+                          .where(Extraction.id == extraction_id)).first()
+    if key is None:
+        return QueuePlace(total=int(session.scalar(_listed(func.count(), **filters)) or 0))
+    newer, older = _newer_than(*key), _older_than(*key)
+    ahead, behind = (newer, older) if newest_first else (older, newer)
+    total, ahead_count = session.execute(_listed(func.count(), func.count().filter(ahead), **filters)).one()
+    # The nearest item ahead is the last of those ahead in queue order: the first in the reversed order.
+    previous = session.scalar(_listed(Extraction.id, **filters, per_row=True).where(ahead)
+                              .order_by(*_queue_order(newest_first=not newest_first)).limit(1))
+    following = session.scalar(_listed(Extraction.id, **filters, per_row=True).where(behind)
+                               .order_by(*_queue_order(newest_first=newest_first)).limit(1))
+    return QueuePlace(total=int(total), position=int(ahead_count) + 1, previous=previous, next=following)
 
 
 def review_item(session: Session, extraction_id: int, *, tenant: str | None) -> ReviewQueueItem:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 import yaml
@@ -11,10 +12,12 @@ from sqlalchemy import func, select
 
 from app.config import Settings
 from app.db import session_scope
+from app.errors import InvalidInput
 from app.jobs.models import Extraction, Job
 from app.review import decisions
-from app.review.decisions import ReviewDecisionRequest
+from app.review.decisions import QueuePlace, ReviewDecisionRequest
 from app.review.models import Decision, Flag
+from app.timeutil import utcnow
 from tests.support.live import seed_flagged_extraction
 
 
@@ -113,6 +116,39 @@ def test_queue_filters_and_pagination(api: TestClient) -> None:
         response = api.get("/v1/review/queue", params=bad)
         assert response.status_code == 422
         assert response.json()["code"] == "invalid_input"
+
+
+def test_queue_since_newest_first_and_the_place_of_an_item(dsx_env: Settings) -> None:
+    now = utcnow()
+    ages = {50: "tool_bypass", 30: "quote_not_found", 2: "tool_bypass", 1: "quote_not_found"}
+    with session_scope() as session:
+        rows = [seed_flagged_extraction(session, parameter=f"P{hours}", flags=[(rule, "warning")])
+                for hours, rule in ages.items()]
+        for row, hours in zip(rows, ages, strict=True):
+            row.created_at = now - timedelta(hours=hours)
+        old_bypass, old_quote, new_bypass, new_quote = (row.id for row in rows)
+    day_ago = now - timedelta(days=1)
+    with session_scope() as session:
+        recent = decisions.review_queue(session, tenant="default", since=day_ago)
+        assert [i.extraction_id for i in recent.items] == [new_bypass, new_quote]
+        assert recent.total == 2 and recent.counts_by_rule == {"tool_bypass": 1, "quote_not_found": 1}
+        newest = decisions.review_queue(session, tenant="default", newest_first=True, limit=3)
+        assert [i.extraction_id for i in newest.items] == [new_quote, new_bypass, old_quote]
+        assert newest.total == 4
+
+        queue = [i.extraction_id for i in decisions.review_queue(session, tenant="default").items]
+        for at, extraction_id in enumerate(queue):
+            assert decisions.queue_place(session, extraction_id, tenant="default") == QueuePlace(
+                total=len(queue), position=at + 1, previous=queue[at - 1] if at else None,
+                next=queue[at + 1] if at + 1 < len(queue) else None)
+        assert decisions.queue_place(session, new_bypass, tenant="default", rule="tool_bypass",
+                                     newest_first=True) == QueuePlace(total=2, position=1, next=old_bypass)
+        # Outside the filtered queue an item has no place, and the queue's length is still told.
+        assert decisions.queue_place(session, old_bypass, tenant="default", rule="tool_bypass",
+                                     since=day_ago) == QueuePlace(total=1)
+        assert decisions.queue_place(session, new_quote, tenant="acme") == QueuePlace(total=0)
+        with pytest.raises(InvalidInput):
+            decisions.queue_place(session, new_quote, tenant="default", status="closed")
 
 
 def test_approve_moves_the_item_out_of_the_open_queue_and_into_the_job_result(api: TestClient) -> None:
