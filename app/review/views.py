@@ -1,15 +1,14 @@
 """The review-queue dashboard: server-rendered pages for people who decide on flagged runs.
 
-Routes are thin. The queue, the items and the decisions come from ``decisions.py`` (shared with the JSON
-API, so both apply the same tenant scoping), the dispatch record from ``app.dispatch.service``. What lives
-here is presentation: newest-first paging and the age filter over the service's queue, the waterfall
-geometry of a trace, and the source page drawn with the grounded quote's boxes.
+Routes are thin. The queue, the items, their neighbours and the decisions come from ``decisions.py``
+(shared with the JSON API, so both apply the same tenant scoping), the dispatch record from
+``app.dispatch.service``. What lives here is presentation: the queue shown newest first with an age filter,
+the waterfall geometry of a trace, and the source page drawn with the grounded quote's boxes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,6 +39,7 @@ from app.review import decisions
 from app.review.decisions import (
     QUEUE_STATUSES,
     REVIEW_SEVERITIES,
+    QueuePlace,
     QueueStatus,
     ReviewCorrection,
     ReviewDecisionRequest,
@@ -60,10 +60,8 @@ AgeFilter = Literal["", "1h", "24h", "7d", "30d"]
 AGES: dict[str, timedelta] = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7),
                               "30d": timedelta(days=30)}
 PAGE_SIZE = 50
-# The JSON API's own page maximum: the service is read in chunks of this size when the whole list is needed.
+# The JSON API's own page maximum, enough for an item's whole decision history.
 _CHUNK = 500
-# Neighbours (j/k) are looked up this far into the queue; beyond it an item still opens, without neighbours.
-_NEIGHBOUR_SCAN_LIMIT = 5000
 REVIEWER_COOKIE = "dsx_reviewer"
 KEY_COOKIE_MAX_AGE_S = 12 * 3600
 REVIEWER_ROLE = "reviewer"
@@ -128,7 +126,8 @@ class QueueFilters:
         return replace(self, **changes)
 
     def service_kwargs(self) -> dict[str, Any]:
-        return {"rule": self.rule, "model": self.model, "job_id": self.job, "status": self.status}
+        return {"rule": self.rule, "model": self.model, "job_id": self.job, "status": self.status,
+                "since": self.cutoff}
 
     def params(self) -> dict[str, str]:
         values = {"rule": self.rule, "model": self.model, "job": self.job, "age": self.age,
@@ -160,29 +159,6 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _has_rule(item: ReviewQueueItem, rule: str) -> bool:
-    return any(f.rule == rule and f.severity in REVIEW_SEVERITIES for f in item.flags)
-
-
-def _newest_first(session: Session, tenant: str | None, filters: QueueFilters) -> Iterator[ReviewQueueItem]:
-    """The filtered queue, newest first, read from its tail in chunks; stops at the age cutoff.
-
-    The service lists a queue oldest first (it is worked from its head); the dashboard shows what
-    arrived last on top, so it reads the service's order backwards.
-    """
-    kwargs = filters.service_kwargs()
-    end = decisions.review_queue(session, tenant=tenant, **kwargs, limit=0).total
-    cutoff = filters.cutoff
-    while end > 0:
-        start = max(end - _CHUNK, 0)
-        chunk = decisions.review_queue(session, tenant=tenant, **kwargs, limit=end - start, offset=start)
-        for item in reversed(chunk.items):
-            if cutoff is not None and _aware(item.created_at) < cutoff:
-                return
-            yield item
-        end = start
-
-
 @dataclass
 class QueueWindow:
     items: list[ReviewQueueItem]
@@ -193,47 +169,16 @@ class QueueWindow:
 def queue_window(session: Session, tenant: str | None, filters: QueueFilters, offset: int,
                  limit: int) -> QueueWindow:
     """One page of the queue, newest first, with the per-rule counts under every filter but the rule."""
-    if filters.age:
-        # The service has no time filter: read the (short) recent part of the queue and count it here.
-        recent = list(_newest_first(session, tenant, replace(filters, rule=None)))
-        counts: dict[str, int] = {}
-        for item in recent:
-            for rule in {f.rule for f in item.flags if f.severity in REVIEW_SEVERITIES}:
-                counts[rule] = counts.get(rule, 0) + 1
-        listed = [i for i in recent if _has_rule(i, filters.rule)] if filters.rule else recent
-        return QueueWindow(listed[offset:offset + limit], len(listed), counts)
-    head = decisions.review_queue(session, tenant=tenant, **filters.service_kwargs(), limit=0)
-    start = max(head.total - offset - limit, 0)
-    count = head.total - offset - start
-    items: list[ReviewQueueItem] = []
-    if count > 0:
-        page = decisions.review_queue(session, tenant=tenant, **filters.service_kwargs(), limit=count, offset=start)
-        items = list(reversed(page.items))
-    return QueueWindow(items, head.total, head.counts_by_rule)
+    page = decisions.review_queue(session, tenant=tenant, **filters.service_kwargs(), newest_first=True,
+                                  limit=limit, offset=offset)
+    return QueueWindow(page.items, page.total, page.counts_by_rule)
 
 
-@dataclass
-class Neighbours:
-    position: int | None = None  # 1-based place of the item in the filtered queue, None when not in it
-    total: int = 0
-    previous: int | None = None
-    next: int | None = None
-
-
-def neighbours(session: Session, tenant: str | None, filters: QueueFilters, extraction_id: int) -> Neighbours:
-    """Where an item sits in the filtered queue, and the items before and after it (for j/k)."""
-    found = Neighbours()
-    previous: int | None = None
-    for position, item in enumerate(_newest_first(session, tenant, filters), start=1):
-        if position > _NEIGHBOUR_SCAN_LIMIT:
-            break
-        found.total = position
-        if found.position is not None and found.next is None:
-            found.next = item.extraction_id
-        if item.extraction_id == extraction_id:
-            found.position, found.previous = position, previous
-        previous = item.extraction_id
-    return found
+def neighbours(session: Session, tenant: str | None, filters: QueueFilters, extraction_id: int) -> QueuePlace:
+    """Where an item sits in the filtered queue as the queue page lists it, and the items before and after
+    it there (for j/k)."""
+    return decisions.queue_place(session, extraction_id, tenant=tenant, **filters.service_kwargs(),
+                                 newest_first=True)
 
 
 # --- Dispatch timeline ------------------------------------------------------------------------------------
@@ -419,7 +364,7 @@ class ItemContext:
     source: SourceView
     timeline: Timeline | None
     history: list[decisions.ReviewDecision]
-    neighbours: Neighbours
+    neighbours: QueuePlace
 
 
 def _load_item(session: Session, principal: Principal, extraction_id: int) -> tuple[ReviewQueueItem, Extraction]:

@@ -10,13 +10,17 @@ from html import unescape
 import pymupdf
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import event
 
-from app.db import session_scope
+from app.db import get_engine, session_scope
 from app.documents import store
 from app.documents.render import render_png
-from app.jobs.models import Extraction
-from app.review.views import DEFAULT_DPI
+from app.jobs.models import Extraction, Job
+from app.review import decisions, views
+from app.review.models import Decision, Flag
+from app.review.views import DEFAULT_DPI, QueueFilters, neighbours
 from app.timeutil import utcnow
+from tests.support.live import seed_flagged_extraction
 from tests.support.paths import datasheet
 from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, seed_flagged_run
 
@@ -210,6 +214,152 @@ def test_neighbours_follow_the_filtered_queue(client: TestClient) -> None:
     narrowed = client.get(f"/review/items/{c.extraction_id}", params={"rule": "tool_bypass"}).text
     assert f'href="/review/items/{a.extraction_id}?rule=tool_bypass" data-nav="next"' in narrowed
     assert ">1 of 2<" in narrowed
+
+
+RULES = ("tool_bypass", "verification_skipped", "quote_not_found")
+MODELS = ("offline/datasheet-reader", "gpt-test")
+
+
+def seed_varied_queue(count: int) -> list[int]:
+    """``count`` flagged answers in the shapes the queue has to sort out, created two by two (so ties on the
+    creation time are broken by id) over about ``count`` hours: one or two rules, flags on the answer or on its
+    parameter, info-only flags, superseding attempts, cross-check answers, decided items, a model alias on the
+    job, another tenant. Returns every extraction id created, queued or not."""
+    now = utcnow()
+    created: list[int] = []
+    with session_scope() as session:
+        for i in range(count):
+            rule = RULES[i % 3]
+            flags = [(rule, "error" if i % 2 else "warning")]
+            if i % 5 == 0:
+                flags.append((RULES[(i + 1) % 3], "warning"))
+            if i % 7 == 3:
+                flags = [(rule, "info")]
+            on_parameter = i % 4 == 1
+            extraction = seed_flagged_extraction(session, parameter=f"P{i}", flags=[] if on_parameter else flags,
+                                                 tenant="acme" if i % 9 == 5 else "default", model=MODELS[i % 2])
+            extraction.created_at = now - timedelta(hours=2 * (i // 2), minutes=30)
+            job = session.get(Job, extraction.job_id)
+            if i % 5 == 2:
+                job.model = "fast"
+            if on_parameter:
+                session.add_all(Flag(job_id=job.id, parameter_id=extraction.parameter_id, extraction_id=None,
+                                     rule=name, rule_version="1", severity=severity, message="x", evidence={})
+                                for name, severity in flags)
+            if i % 8 == 4:
+                session.add(Decision(job_id=job.id, extraction_id=extraction.id, decision="approve",
+                                     reviewer="ana", tenant=job.tenant))
+            created.append(extraction.id)
+            later: list[tuple[str, int, bool]] = []  # (role, attempt, flagged itself)
+            if i % 6 == 2:  # a retry supersedes the first answer; only some retries carry a flag of their own
+                later.append(("primary", 2, i % 12 == 2))
+            if i % 10 == 7:  # the reader's second opinion: flagged, never a queue item
+                later.append(("cross_check", 1, True))
+            for role, attempt, flagged in later:
+                other = Extraction(job_id=job.id, parameter_id=extraction.parameter_id, attempt=attempt, role=role,
+                                   model=extraction.model, engine="agentic", found=True, values=[],
+                                   created_at=extraction.created_at + timedelta(minutes=1))
+                session.add(other)
+                session.flush()
+                if flagged:
+                    session.add(Flag(job_id=job.id, parameter_id=extraction.parameter_id, extraction_id=other.id,
+                                     rule=rule, rule_version="1", severity="error", message="x", evidence={}))
+                created.append(other.id)
+            session.flush()
+    return created
+
+
+def queue_listing(client: TestClient, params: dict[str, str]) -> list[int]:
+    """The queue exactly as its pages list it, page after page."""
+    listed: list[int] = []
+    page = 1
+    while True:
+        ids = rows(client, **params, page=str(page))
+        listed += ids
+        if len(ids) < views.PAGE_SIZE:
+            return listed
+        page += 1
+
+
+def walked(listing: list[int], extraction_id: int) -> tuple[int | None, int | None, int | None, int]:
+    """(position, previous, next, total) of an item, by walking the listing."""
+    if extraction_id not in listing:
+        return None, None, None, len(listing)
+    at = listing.index(extraction_id)
+    return (at + 1, listing[at - 1] if at > 0 else None, listing[at + 1] if at + 1 < len(listing) else None,
+            len(listing))
+
+
+def test_neighbours_of_every_item_match_a_walk_of_the_queue_pages(client: TestClient,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(views, "PAGE_SIZE", 7)  # walks cross page boundaries under every filter
+    extraction_ids = seed_varied_queue(56)
+    with session_scope() as session:
+        some_job = session.get(Extraction, queue_listing(client, {})[3]).job_id
+    filter_sets = [{}, {"rule": "tool_bypass"}, {"rule": "verification_skipped", "age": "24h"},
+                   {"model": "gpt-test"}, {"model": "fast", "status": "all"}, {"age": "24h"}, {"status": "decided"},
+                   {"status": "all", "rule": "quote_not_found"}, {"status": "all"}, {"job": some_job}]
+    for params in filter_sets:
+        listing = queue_listing(client, params)
+        assert listing, params
+        with session_scope() as session:
+            for extraction_id in extraction_ids:
+                place = neighbours(session, "default", QueueFilters(**params), extraction_id)
+                found = (place.position, place.previous, place.next, place.total)
+                assert found == walked(listing, extraction_id), (params, extraction_id)
+
+    # The item pages link the same neighbours, so j/k walks the list the queue page shows.
+    for params in ({}, {"rule": "tool_bypass", "age": "24h"}):
+        listing = queue_listing(client, params)
+        query = QueueFilters(**params).query()
+        for extraction_id in listing:
+            html = unescape(client.get(f"/review/items/{extraction_id}", params=params).text)
+            position, previous, following, total = walked(listing, extraction_id)
+            assert f">{position} of {total}<" in html
+            links = {nav: target for target, nav in re.findall(r'href="/review/items/([^"]+)" data-nav="(\w+)"',
+                                                               html)}
+            assert links == {nav: f"{target}{query}" for nav, target in (("prev", previous), ("next", following))
+                             if target is not None}
+            assert f'name="next" value="{following or ""}"' in html
+
+
+def test_neighbour_lookup_issues_the_same_statements_for_a_short_and_a_long_queue(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    filter_sets = (QueueFilters(), QueueFilters(rule="tool_bypass", age="7d"), QueueFilters(status="all"))
+
+    def no_listing(*_args, **_kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the neighbour lookup must not list the queue")
+
+    def statements_per_lookup() -> list[int]:
+        """SQL statements run to place the middle item of the queue, under each filter set."""
+        listings = [queue_listing(client, filters.params()) for filters in filter_sets]
+        statements: list[str] = []
+        counts = []
+
+        def record(_conn, _cursor, statement, *_args) -> None:  # noqa: ANN001
+            statements.append(statement)
+
+        with monkeypatch.context() as patched, session_scope() as session:
+            patched.setattr(decisions, "review_queue", no_listing)
+            patched.setattr(decisions, "_queue_items", no_listing)
+            event.listen(get_engine(), "before_cursor_execute", record)
+            try:
+                for filters, listing in zip(filter_sets, listings, strict=True):
+                    middle = len(listing) // 2
+                    statements.clear()
+                    place = neighbours(session, "default", filters, listing[middle])
+                    assert (place.position, place.total) == (middle + 1, len(listing))
+                    counts.append(len(statements))
+            finally:
+                event.remove(get_engine(), "before_cursor_execute", record)
+        return counts
+
+    seed_varied_queue(10)
+    short = statements_per_lookup()
+    seed_varied_queue(50)
+    assert statements_per_lookup() == short
+    assert max(short) <= 4
 
 
 def test_static_assets_are_served_locally(client: TestClient) -> None:
