@@ -37,8 +37,9 @@ CONTAINER_SECRETS = PurePosixPath("/etc/alertmanager/secrets")
 VOLUME = re.compile(r"(?P<source>\$\{[^}]*\}|[^:]+):(?P<target>[^:]+)(?::(?P<mode>[a-z]+))?")
 
 # Who must hear about each severity. A rule with a severity missing here fails the routing test until someone
-# decides where it goes.
-RECEIVER_FOR_SEVERITY = {"critical": "dsx-pager", "warning": "dsx-default"}
+# decides where it goes. `none` is the dead man's switch DsxWatchdog, whose receiver is an external heartbeat.
+HEARTBEAT_RECEIVER = "dsx-heartbeat"
+RECEIVER_FOR_SEVERITY = {"critical": "dsx-pager", "warning": "dsx-default", "none": HEARTBEAT_RECEIVER}
 # Receiver fields that hold credentials; each has a `*_file` twin.
 SECRET_FIELDS = {"url", "api_url", "routing_key", "service_key", "auth_password", "auth_secret", "bot_token",
                  "api_key", "token"}
@@ -108,6 +109,12 @@ def with_secrets_dir(config: dict[str, Any], secrets_dir: Path, version: tuple[i
     return config
 
 
+def duration_seconds(text: str) -> int:
+    """An Alertmanager duration such as `1h30m` in seconds."""
+    seconds = {"s": 1, "m": 60, "h": 3600}
+    return sum(int(n) * seconds[unit] for n, unit in re.findall(r"(\d+)([smh])", text))
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -160,17 +167,32 @@ def test_an_alert_of_an_unknown_severity_still_reaches_someone(routable_config: 
     assert routed_receivers(routable_config, {"alertname": "DsxSomethingNew"}) == "dsx-default"
 
 
+def test_only_the_watchdog_counts_as_a_heartbeat(routable_config: Path) -> None:
+    """Another alert reaching the heartbeat would keep the dead man's switch quiet for the wrong reason."""
+    for labels in ({"alertname": "DsxSomethingNew", "severity": "none"},
+                   {"alertname": "DsxTargetDown", "severity": "critical"}):
+        assert routed_receivers(routable_config, labels) != HEARTBEAT_RECEIVER, labels
+    assert routed_receivers(routable_config, {"alertname": "DsxWatchdog", "severity": "none"}) == HEARTBEAT_RECEIVER
+
+
 def test_pager_route_waits_and_repeats_less_than_the_default() -> None:
     root = load_yaml(CONFIG_FILE)["route"]
     (pager,) = [route for route in root["routes"] if route["receiver"] == RECEIVER_FOR_SEVERITY["critical"]]
-    seconds = {"s": 1, "m": 60, "h": 3600}
-
-    def duration(text: str) -> int:
-        return sum(int(n) * seconds[unit] for n, unit in re.findall(r"(\d+)([smh])", text))
-
-    assert duration(pager["group_wait"]) < duration(root["group_wait"])
-    assert duration(pager["repeat_interval"]) < duration(root["repeat_interval"])
+    assert duration_seconds(pager["group_wait"]) < duration_seconds(root["group_wait"])
+    assert duration_seconds(pager["repeat_interval"]) < duration_seconds(root["repeat_interval"])
     assert {"alertname", "severity", "model"} <= set(root["group_by"])
+
+
+def test_heartbeat_pings_every_few_minutes_and_never_as_resolved() -> None:
+    config = load_yaml(CONFIG_FILE)
+    (heartbeat,) = [route for route in config["route"]["routes"] if route["receiver"] == HEARTBEAT_RECEIVER]
+    # The external service pages after a few minutes without a ping: a ping must come well within that.
+    assert 60 <= duration_seconds(heartbeat["repeat_interval"]) <= 300
+    assert duration_seconds(heartbeat["group_interval"]) <= duration_seconds(heartbeat["repeat_interval"])
+    assert not heartbeat.get("continue"), "the watchdog must not also reach people"
+    (receiver,) = [item for item in config["receivers"] if item["name"] == HEARTBEAT_RECEIVER]
+    # Alertmanager resolves the watchdog when Prometheus stops sending it: that must not count as a ping.
+    assert all(hook.get("send_resolved") is False for hook in receiver["webhook_configs"])
 
 
 def test_no_receiver_secret_is_committed() -> None:

@@ -28,6 +28,12 @@ DASHBOARD_FILE = GRAFANA / "dashboards" / "dsx-overview.json"
 GRAFANA_ALERTS_FILE = GRAFANA / "provisioning" / "alerting" / "dsx-alerts.yml"
 DATASOURCE_FILE = GRAFANA / "provisioning" / "datasources" / "prometheus.yml"
 
+# Rule groups that watch Prometheus's own way to people (through Alertmanager). Grafana-managed alerting does not
+# use that way, so these have no Grafana counterpart.
+PROMETHEUS_ONLY_GROUPS = {"dsx-alert-path"}
+# The severity of the dead man's switch: an alert that always fires, and is a heartbeat rather than a problem.
+HEARTBEAT_SEVERITY = "none"
+
 # `(<measure>) > <threshold>`, the one shape every alert expression has (so Grafana can split it the same way).
 ALERT_SHAPE = re.compile(r"^\((?P<measure>.*)\)\s*(?P<op>[<>])\s*(?P<threshold>-?[0-9.]+)\s*$", re.S)
 METRIC_NAME = re.compile(r"\b(dsx_[a-z0-9_]+)")
@@ -49,8 +55,15 @@ def load_yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text())
 
 
-def alert_rules() -> list[dict[str, Any]]:
-    return [rule for group in load_yaml(ALERTS_FILE)["groups"] for rule in group["rules"] if "alert" in rule]
+def alert_rules(*, mirrored_in_grafana: bool = False) -> list[dict[str, Any]]:
+    return [rule for group in load_yaml(ALERTS_FILE)["groups"] for rule in group["rules"] if "alert" in rule
+            if not (mirrored_in_grafana and group["name"] in PROMETHEUS_ONLY_GROUPS)]
+
+
+def scrape_jobs() -> dict[str, list[str]]:
+    """Job name -> its static targets, from prometheus.yml."""
+    return {job["job_name"]: [target for config in job.get("static_configs", []) for target in config["targets"]]
+            for job in load_yaml(PROMETHEUS / "prometheus.yml")["scrape_configs"]}
 
 
 def recorded_names() -> set[str]:
@@ -109,7 +122,12 @@ def test_every_alert_is_shown_firing_and_silent() -> None:
     for rule in alert_rules():
         mine = [case for case in cases if case["alertname"] == rule["alert"]]
         assert any(case.get("exp_alerts") for case in mine), f"no test shows {rule['alert']} firing"
-        assert any(not case.get("exp_alerts") for case in mine), f"no test shows {rule['alert']} silent"
+        if rule["labels"]["severity"] == HEARTBEAT_SEVERITY:
+            # A heartbeat is never silent: show it firing at more than one time instead.
+            assert all(case.get("exp_alerts") for case in mine), f"a test shows the heartbeat {rule['alert']} silent"
+            assert len({case["eval_time"] for case in mine}) > 1, f"show {rule['alert']} firing at several times"
+        else:
+            assert any(not case.get("exp_alerts") for case in mine), f"no test shows {rule['alert']} silent"
 
 
 def test_alerts_cover_the_failures_operators_must_be_paged_on() -> None:
@@ -121,8 +139,35 @@ def test_alerts_cover_the_failures_operators_must_be_paged_on() -> None:
         assert needle in used, f"no alert watches {needle}"
     for rule in alert_rules():
         assert ALERT_SHAPE.match(rule["expr"].strip()), f"{rule['alert']}: expr is not `(<measure>) > <threshold>`"
-        assert rule["labels"]["severity"] in ("warning", "critical")
+        assert rule["labels"]["severity"] in ("warning", "critical", HEARTBEAT_SEVERITY)
         assert {"summary", "description", "runbook"} <= set(rule["annotations"])
+
+
+def test_alerts_watch_the_alert_path_itself() -> None:
+    jobs = scrape_jobs()
+    assert jobs["alertmanager"] == ["alertmanager:9093"]
+    assert jobs["prometheus"] == ["localhost:9090"], "Prometheus scrapes itself for its notification counters"
+    rules = alert_rules()
+    used = " ".join(rule["expr"] for rule in rules)
+    for needle in ("alertmanager_notifications_failed_total", "prometheus_notifications_errors_total",
+                   "prometheus_notifications_alertmanagers_discovered", 'up{job="alertmanager"}'):
+        assert needle in used, f"no alert watches {needle}"
+    # The dead man's switch: one alert, always true, whatever the scraped data.
+    (heartbeat,) = [rule for rule in rules if rule["labels"]["severity"] == HEARTBEAT_SEVERITY]
+    assert squash(heartbeat["expr"]) == "( vector(1) ) > 0" and "for" not in heartbeat
+    severities = {rule["alert"]: rule["labels"]["severity"] for rule in rules}
+    assert severities["DsxAlertmanagerNotificationsFailing"] == "warning"
+    for name in ("DsxAlertmanagerTargetDown", "DsxAlertmanagerSendFailing", "DsxAlertmanagerNotDiscovered"):
+        assert severities[name] == "critical", name
+
+
+def test_up_alerts_name_jobs_that_are_scraped() -> None:
+    """`up{job=...}` of a job Prometheus does not scrape has no series, so its alert could never fire."""
+    jobs = scrape_jobs()
+    for rule in alert_rules():
+        for operator, value in re.findall(r'\bup\{job(=~?)"([^"]+)"', rule["expr"]):
+            matching = [job for job in jobs if (re.fullmatch(value, job) if operator == "=~" else job == value)]
+            assert matching, f"{rule['alert']}: no scrape job matches job{operator}{value!r}"
 
 
 def test_rules_only_use_metrics_the_service_exports() -> None:
@@ -210,7 +255,7 @@ def test_datasource_provisioning() -> None:
 
 def test_grafana_alert_rules_match_the_prometheus_alerts() -> None:
     grafana = {rule["title"]: rule for group in load_yaml(GRAFANA_ALERTS_FILE)["groups"] for rule in group["rules"]}
-    prometheus = {rule["alert"]: rule for rule in alert_rules()}
+    prometheus = {rule["alert"]: rule for rule in alert_rules(mirrored_in_grafana=True)}
     assert set(grafana) == set(prometheus)
     for name, source in prometheus.items():
         rule = grafana[name]
