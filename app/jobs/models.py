@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -95,6 +96,8 @@ class Extraction(Base):
     __tablename__ = "extractions"
     __table_args__ = (
         UniqueConstraint("parameter_id", "attempt", "role", name="uq_extractions_parameter_attempt_role"),
+        # The review queue's order: its pages and an item's neighbours are keyset lookups on it.
+        Index("ix_extractions_created_at_id", "created_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
