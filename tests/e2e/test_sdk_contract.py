@@ -32,8 +32,11 @@ from dsx_client import (
     Value,
     WaitTimeout,
 )
+from dsx_client.errors import error_for
 from dsx_client.models import Attribution, DecisionRequest, Grounding
 from pydantic import BaseModel
+
+from tests.support.paths import REPO_ROOT
 
 # SDK model -> server schema it mirrors.
 PAIRS: list[tuple[type[BaseModel], str]] = [
@@ -325,3 +328,14 @@ def test_the_sdk_needs_only_httpx_and_pydantic() -> None:
                     assert alias.name.split(".")[0] in allowed, (source.name, alias.name)
     declared = tomllib.loads((package.parent / "pyproject.toml").read_text())["project"]["dependencies"]
     assert sorted(re.split(r"[<>=!~ ]", d)[0] for d in declared) == ["httpx", "pydantic"]
+
+
+def test_every_pdf_error_code_the_server_raises_is_an_invalid_pdf_in_the_sdk() -> None:
+    raised = set()
+    for module in (REPO_ROOT / "app").rglob("*.py"):
+        source = module.read_text()
+        for call in re.finditer(r"\bInvalidPdf\((?:[^()]|\([^()]*\))*\)", source, re.DOTALL):
+            raised.update(re.findall(r'code="([a-z_]+)"', call.group(0)))
+    assert {"corrupt_pdf", "pdf_too_complex", "pdf_check_timeout"} <= raised  # the scan itself works
+    unknown = {code for code in raised if error_for(422, code) is not dsx_client.InvalidPdf}
+    assert not unknown, f"server PDF codes the SDK does not map to InvalidPdf: {sorted(unknown)}"
