@@ -28,7 +28,7 @@ from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from app.config import get_settings
-from app.documents.sandbox import _address_space_bytes, _die_with
+from app.documents.sandbox import address_space_bytes, die_with_parent
 from app.documents.validate import check_envelope, inspect_pdf
 from app.errors import InvalidPdf
 
@@ -208,9 +208,9 @@ def _start_child(memory_mb: int) -> None:
     """Pool initializer: die with the forkserver (so with the API process), then cap what a check may add to
     the address space of this interpreter with pymupdf loaded, and allow no core files."""
     _release_forkserver()
-    _die_with(os.getppid())
+    die_with_parent(os.getppid())
     if memory_mb > 0:
-        cap = (_address_space_bytes() or 0) + memory_mb * 1024 * 1024
+        cap = (address_space_bytes() or 0) + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 

@@ -176,7 +176,7 @@ def _tail(path: Path, limit: int = 2000) -> str:
 # The child side.
 
 
-def _address_space_bytes(field: str = "VmSize") -> int | None:
+def address_space_bytes(field: str = "VmSize") -> int | None:
     """This process's virtual size now (``VmSize``) or at its peak (``VmPeak``), from Linux ``/proc``; None where
     it cannot be read."""
     try:
@@ -198,7 +198,7 @@ def _hit_memory_cap(index: DatasheetIndex) -> bool:
     if any(_OUT_OF_MEMORY.search(note) for note in index.build_notes):
         return True
     cap = resource.getrlimit(resource.RLIMIT_AS)[0]
-    peak = _address_space_bytes("VmPeak")
+    peak = address_space_bytes("VmPeak")
     return cap != resource.RLIM_INFINITY and peak is not None and peak >= 0.9 * cap
 
 
@@ -206,7 +206,7 @@ def _limit_resources(memory_mb: int, timeout_s: float) -> None:
     """Cap what the build may add to the address space (on top of the interpreter and libraries already
     mapped, which differ between installs), its CPU time, and core dumps."""
     if memory_mb > 0:
-        cap = (_address_space_bytes() or 0) + memory_mb * 1024 * 1024
+        cap = (address_space_bytes() or 0) + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     cpu = int(timeout_s) + CPU_SLACK_S
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
@@ -220,7 +220,7 @@ def _write_outcome(workdir: Path, outcome: dict[str, Any]) -> None:
     os.replace(tmp, target)
 
 
-def _die_with(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL this child when the worker that started it dies (a SIGKILLed worker must not leave
     a build running on its own); elsewhere the build's own time limits still end it."""
     try:
@@ -237,7 +237,7 @@ def _die_with(parent: int) -> None:
 def child_main(pdf: Path, sha: str, workdir: Path, parent: int | None = None) -> int:
     """Build (and cache) the index of ``pdf``; report through files in ``workdir``. Returns the exit status."""
     if parent is not None:
-        _die_with(parent)
+        die_with_parent(parent)
     settings = get_settings()
     # Load the build's own code first: the memory cap is for the document, not for importing libraries.
     import app.documents.build  # noqa: F401
