@@ -1,6 +1,7 @@
 """Alertmanager in the deploy bundle: the config passes amtool, every Prometheus alert reaches the receiver its
-severity calls for, compose wires it to Prometheus, and a real Alertmanager delivers posted alerts to webhooks and
-inhibits the warnings a critical alert makes redundant."""
+severity calls for, compose wires it to Prometheus, and a real Alertmanager delivers posted alerts to webhooks,
+inhibits the warnings a critical alert makes redundant, pings the heartbeat and counts failed deliveries. A real
+Prometheus on the repository's config and rules shows the alert path watched end to end."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import stop_group, wait_until
@@ -47,12 +50,12 @@ SECRET_FIELDS = {"url", "api_url", "routing_key", "service_key", "auth_password"
 WEBHOOK_URL_FILE_SINCE = (0, 26)
 
 
-def required_tool(name: str) -> str:
-    """A binary of the Debian package prometheus-alertmanager, or a skip on a developer machine without it.
+def required_tool(name: str, package: str = "prometheus-alertmanager") -> str:
+    """A binary of a Debian package, or a skip on a developer machine without it.
     Where services are required (CI), a missing binary fails the run."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed (Debian: apt-get install -y prometheus-alertmanager)"
+        message = f"{name} is not installed (Debian: apt-get install -y {package})"
         if os.environ.get("DSX_TEST_REQUIRE_SERVICES") or os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
@@ -65,6 +68,10 @@ def amtool() -> str:
 
 def alertmanager_binary() -> str:
     return required_tool("prometheus-alertmanager")
+
+
+def prometheus_binary() -> str:
+    return required_tool("prometheus", package="prometheus")
 
 
 def installed_version(binary: str) -> tuple[int, int]:
@@ -84,6 +91,10 @@ def compose_services() -> dict[str, Any]:
 
 def alert_rules() -> list[dict[str, Any]]:
     return [rule for group in load_yaml(ALERTS_FILE)["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+def rule_named(name: str) -> dict[str, Any]:
+    return next(rule for rule in alert_rules() if rule["alert"] == name)
 
 
 def alert_labels(rule: dict[str, Any]) -> dict[str, str]:
@@ -282,9 +293,14 @@ class WebhookSink:
 
 
 class RunningAlertmanager:
-    def __init__(self, base_url: str, sink: WebhookSink) -> None:
+    def __init__(self, base_url: str, sink: WebhookSink, process: subprocess.Popen) -> None:
         self.base_url = base_url
         self.sink = sink
+        self.process = process
+
+    @property
+    def address(self) -> str:
+        return self.base_url.removeprefix("http://")
 
     def post(self, *label_sets: dict[str, str]) -> None:
         response = httpx.post(f"{self.base_url}/api/v2/alerts", timeout=10,
@@ -300,21 +316,38 @@ class RunningAlertmanager:
         """(path, receiver) of each notification that carried an alert with exactly these labels."""
         return [(path, receiver) for path, receiver, got in self.sink.alerts() if got == labels]
 
+    def failed_notifications(self, integration: str) -> float:
+        """alertmanager_notifications_failed_total of one integration, summed over its other labels."""
+        response = httpx.get(f"{self.base_url}/metrics", timeout=10)
+        response.raise_for_status()
+        return sum(sample.value for family in text_string_to_metric_families(response.text)
+                   for sample in family.samples
+                   if sample.name == "alertmanager_notifications_failed_total"
+                   and sample.labels.get("integration") == integration)
 
-@pytest.fixture
-def alertmanager(tmp_path: Path) -> Iterator[RunningAlertmanager]:
+    def stop(self) -> None:
+        stop_group(self.process)
+
+
+@contextmanager
+def running_alertmanager(tmp_path: Path, sink: WebhookSink,
+                         unreachable: frozenset[str] = frozenset()) -> Iterator[RunningAlertmanager]:
+    """A real Alertmanager on the repository's config whose webhooks post to `sink`, except the URL files named in
+    `unreachable`, which point at a closed port (a wrong receiver URL)."""
     binary = alertmanager_binary()
-    sink = WebhookSink()
     secrets = tmp_path / "secrets"
     secrets.mkdir()
     config = load_yaml(CONFIG_FILE)
     for hook in webhook_configs(config):
         name = PurePosixPath(hook["url_file"]).name
-        (secrets / name).write_text(f"{sink.url}/{name}")
+        base = f"http://127.0.0.1:{free_port()}" if name in unreachable else sink.url
+        (secrets / name).write_text(f"{base}/{name}")
     config = with_secrets_dir(config, secrets, installed_version(binary))
-    # Same routes and receivers, without the production waits.
+    # Same routes and receivers, without the production waits; the heartbeat pings every second, not minute.
     for route in [config["route"], *config["route"].get("routes", [])]:
         route["group_wait"] = route["group_interval"] = "1s"
+        if route["receiver"] == HEARTBEAT_RECEIVER:
+            route["repeat_interval"] = "1s"
     config_path = tmp_path / "alertmanager.yml"
     config_path.write_text(yaml.safe_dump(config))
 
@@ -335,9 +368,18 @@ def alertmanager(tmp_path: Path) -> Iterator[RunningAlertmanager]:
 
     try:
         wait_until(ready, timeout_s=20, interval_s=0.2, what="Alertmanager to be ready")
-        yield RunningAlertmanager(base_url, sink)
+        yield RunningAlertmanager(base_url, sink, process)
     finally:
         stop_group(process)
+
+
+@pytest.fixture
+def alertmanager(tmp_path: Path) -> Iterator[RunningAlertmanager]:
+    sink = WebhookSink()
+    try:
+        with running_alertmanager(tmp_path, sink) as running:
+            yield running
+    finally:
         sink.close()
 
 
@@ -386,3 +428,108 @@ def test_a_critical_alert_silences_the_warnings_it_makes_redundant(alertmanager:
     assert alertmanager.delivered(ratio) == [("/pager-webhook-url", "dsx-pager")]
     assert alertmanager.delivered(burst_same_model) == []
     assert alertmanager.delivered(errors_warning) == []
+
+
+def test_the_watchdog_pings_the_heartbeat_again_and_reaches_no_one_else(alertmanager: RunningAlertmanager) -> None:
+    watchdog = alert_labels(rule_named("DsxWatchdog"))
+    alertmanager.post(watchdog)
+
+    pings = wait_until(lambda: len(alertmanager.delivered(watchdog)) >= 3 and alertmanager.delivered(watchdog),
+                       timeout_s=20, interval_s=0.2, what="three heartbeat pings")
+    assert set(pings) == {("/heartbeat-webhook-url", HEARTBEAT_RECEIVER)}
+    assert all(body["status"] == "firing" for path, body in alertmanager.sink.received)
+
+
+def test_a_wrong_receiver_url_is_counted_in_the_failed_notifications(tmp_path: Path) -> None:
+    """The counter DsxAlertmanagerNotificationsFailing watches, fed by a real Alertmanager."""
+    sink = WebhookSink()
+    try:
+        with running_alertmanager(tmp_path, sink, unreachable=frozenset({"default-webhook-url"})) as alertmanager:
+            assert alertmanager.failed_notifications("webhook") == 0
+            warning = alert_labels(rule_named("DsxQueueBacklog"))
+            critical = {**alert_labels(rule_named("DsxTargetDown")), "job": "dsx-api", "instance": "api:8000"}
+            alertmanager.post(warning, critical)
+            # Alertmanager retries until the notification's deadline (10 s at the least), then gives up and counts.
+            wait_until(lambda: alertmanager.failed_notifications("webhook") >= 1, timeout_s=30, interval_s=0.5,
+                       what="the failed delivery to be counted")
+            assert alertmanager.delivered(critical) == [("/pager-webhook-url", "dsx-pager")]
+            assert alertmanager.delivered(warning) == []
+    finally:
+        sink.close()
+
+
+# --- A real Prometheus in front of it --------------------------------------------------------------------
+
+class RunningPrometheus:
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        response = httpx.get(f"{self.base_url}/api/v1/query", params={"query": expr}, timeout=10)
+        response.raise_for_status()
+        return response.json()["data"]["result"]
+
+    def alerts(self, state: str) -> set[str]:
+        return {item["metric"]["alertname"] for item in self.query(f'ALERTS{{alertstate="{state}"}}')}
+
+
+@contextmanager
+def running_prometheus(tmp_path: Path, alertmanager_address: str) -> Iterator[RunningPrometheus]:
+    """Prometheus on the repository's prometheus.yml and rules, every second instead of every 15: Alertmanager is
+    the one given, Prometheus scrapes itself on its test port, and every other target is a closed port."""
+    binary = prometheus_binary()
+    port = free_port()
+    addresses = {"alertmanager:9093": alertmanager_address, "localhost:9090": f"127.0.0.1:{port}"}
+    closed = f"127.0.0.1:{free_port()}"
+    config = load_yaml(PROMETHEUS_FILE)
+    config["global"]["scrape_interval"] = config["global"]["evaluation_interval"] = "1s"
+    config["rule_files"] = [str(PROMETHEUS_FILE.parent / pattern) for pattern in config["rule_files"]]
+    for section in [*config["alerting"]["alertmanagers"], *config["scrape_configs"]]:
+        for static in section["static_configs"]:
+            static["targets"] = [addresses.get(target, closed) for target in static["targets"]]
+    config_path = tmp_path / "prometheus.yml"
+    config_path.write_text(yaml.safe_dump(config))
+
+    log_path = tmp_path / "prometheus.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([binary, f"--config.file={config_path}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                    f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"],
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        assert process.poll() is None, log_path.read_text()
+        try:
+            return httpx.get(f"{base_url}/-/ready", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_until(ready, timeout_s=20, interval_s=0.2, what="Prometheus to be ready")
+        yield RunningPrometheus(base_url)
+    finally:
+        stop_group(process)
+
+
+def test_prometheus_sends_the_heartbeat_and_notices_when_alertmanager_dies(
+        alertmanager: RunningAlertmanager, tmp_path: Path) -> None:
+    watchdog = alert_labels(rule_named("DsxWatchdog"))
+    with running_prometheus(tmp_path, alertmanager.address) as prometheus:
+        # The whole path: the rule, Prometheus's alerting block, Alertmanager's route, the heartbeat webhook.
+        wait_until(lambda: alertmanager.delivered(watchdog), timeout_s=20, interval_s=0.2,
+                   what="the watchdog to reach the heartbeat through Prometheus and Alertmanager")
+        assert set(alertmanager.delivered(watchdog)) == {("/heartbeat-webhook-url", HEARTBEAT_RECEIVER)}
+        wait_until(lambda: prometheus.query('up{job="alertmanager"} == 1'), timeout_s=10, interval_s=0.2,
+                   what="Prometheus to scrape Alertmanager")
+        assert prometheus.query("prometheus_notifications_alertmanagers_discovered == 1")
+        path_alerts = {"DsxAlertmanagerTargetDown", "DsxAlertmanagerSendFailing"}
+        assert not path_alerts & prometheus.alerts("pending")
+
+        alertmanager.stop()
+        # The measures of the rules react to a dead Alertmanager; both alerts start their `for` wait.
+        wait_until(lambda: path_alerts <= prometheus.alerts("pending"), timeout_s=20, interval_s=0.5,
+                   what="the alert-path alerts to go pending")
+        (send_failing,) = [item["metric"]
+                           for item in prometheus.query('ALERTS{alertname="DsxAlertmanagerSendFailing"}')]
+        assert send_failing["alertmanager"] == f"http://{alertmanager.address}/api/v2/alerts"
+        assert "DsxAlertmanagerNotDiscovered" not in prometheus.alerts("pending")
