@@ -179,3 +179,17 @@ def text_bomb_pdf(pages: int = 2, lines_per_page: int = 40_000) -> bytes:
     data = doc.tobytes(garbage=3, deflate=True)
     doc.close()
     return data
+
+
+def unreadable_uploads() -> list[tuple[str, bytes, str]]:
+    """Uploads the admission check refuses after opening them: (test id, bytes, problem code)."""
+    from tests.support.pdfs import encrypted_pdf
+
+    return [
+        ("garbage", corrupt_pdf(), "corrupt_pdf"),
+        ("truncated", truncated_pdf(), "corrupt_pdf"),
+        ("encrypted", encrypted_pdf(), "encrypted_pdf"),
+        ("zero-pages", zero_page_pdf(), "corrupt_pdf"),
+        ("too-many-pages", many_pages_pdf(6), "too_many_pages"),
+        ("not-a-pdf", b"MZ\x90\x00 not a pdf at all", "not_a_pdf"),
+    ]

@@ -98,15 +98,10 @@ def test_a_valid_pdf_is_admitted_in_a_child_with_its_page_count(shared: None) ->
 
 
 @pytest.mark.parametrize(("data", "code"), [
-    (hostile.corrupt_pdf(), "corrupt_pdf"),
-    (hostile.truncated_pdf(), "corrupt_pdf"),
-    (encrypted_pdf(), "encrypted_pdf"),
-    (hostile.zero_page_pdf(), "corrupt_pdf"),
-    (hostile.many_pages_pdf(6), "too_many_pages"),
-    (b"MZ\x90\x00 not a pdf at all", "not_a_pdf"),
-    (b"", "empty_file"),
-    (b"%PDF-1.7\n" + b"x" * 2000, "file_too_large"),
-], ids=["garbage", "truncated", "encrypted", "zero-pages", "too-many-pages", "not-a-pdf", "empty", "too-large"])
+    *(pytest.param(data, code, id=name) for name, data, code in hostile.unreadable_uploads()),
+    pytest.param(b"", "empty_file", id="empty"),
+    pytest.param(b"%PDF-1.7\n" + b"x" * 2000, "file_too_large", id="too-large"),
+])
 def test_the_existing_codes_come_back_from_the_child_unchanged(shared: None, data: bytes, code: str) -> None:
     error = refusal(data, max_bytes=1000 if code == "file_too_large" else 10_000_000)
     assert error.code == code, error.detail

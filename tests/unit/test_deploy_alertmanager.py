@@ -330,6 +330,27 @@ class RunningAlertmanager:
 
 
 @contextmanager
+def serving(log_path: Path, what: str, port: int, command: list[str]) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Start one of the Prometheus project's servers, wait for its /-/ready on 127.0.0.1:`port`, stop it after."""
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        assert process.poll() is None, log_path.read_text()
+        try:
+            return httpx.get(f"{base_url}/-/ready", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_until(ready, timeout_s=20, interval_s=0.2, what=f"{what} to be ready")
+        yield base_url, process
+    finally:
+        stop_group(process)
+
+
+@contextmanager
 def running_alertmanager(tmp_path: Path, sink: WebhookSink,
                          unreachable: frozenset[str] = frozenset()) -> Iterator[RunningAlertmanager]:
     """A real Alertmanager on the repository's config whose webhooks post to `sink`, except the URL files named in
@@ -352,25 +373,10 @@ def running_alertmanager(tmp_path: Path, sink: WebhookSink,
     config_path.write_text(yaml.safe_dump(config))
 
     port = free_port()
-    log_path = tmp_path / "alertmanager.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen([binary, f"--config.file={config_path}", f"--storage.path={tmp_path / 'data'}",
-                                    f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        assert process.poll() is None, log_path.read_text()
-        try:
-            return httpx.get(f"{base_url}/-/ready", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(ready, timeout_s=20, interval_s=0.2, what="Alertmanager to be ready")
+    with serving(tmp_path / "alertmanager.log", "Alertmanager", port,
+                 [binary, f"--config.file={config_path}", f"--storage.path={tmp_path / 'data'}",
+                  f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="]) as (base_url, process):
         yield RunningAlertmanager(base_url, sink, process)
-    finally:
-        stop_group(process)
 
 
 @pytest.fixture
@@ -490,25 +496,10 @@ def running_prometheus(tmp_path: Path, alertmanager_address: str) -> Iterator[Ru
     config_path = tmp_path / "prometheus.yml"
     config_path.write_text(yaml.safe_dump(config))
 
-    log_path = tmp_path / "prometheus.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen([binary, f"--config.file={config_path}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                                    f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"],
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        assert process.poll() is None, log_path.read_text()
-        try:
-            return httpx.get(f"{base_url}/-/ready", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(ready, timeout_s=20, interval_s=0.2, what="Prometheus to be ready")
+    with serving(tmp_path / "prometheus.log", "Prometheus", port,
+                 [binary, f"--config.file={config_path}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                  f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"]) as (base_url, _):
         yield RunningPrometheus(base_url)
-    finally:
-        stop_group(process)
 
 
 def test_prometheus_sends_the_heartbeat_and_notices_when_alertmanager_dies(

@@ -36,14 +36,8 @@ def setenv(monkeypatch: pytest.MonkeyPatch, **values: object) -> None:
     reset_settings()
 
 
-@pytest.mark.parametrize(("data", "code"), [
-    (hostile.corrupt_pdf(), "corrupt_pdf"),
-    (hostile.truncated_pdf(), "corrupt_pdf"),
-    (encrypted_pdf(), "encrypted_pdf"),
-    (hostile.zero_page_pdf(), "corrupt_pdf"),
-    (hostile.many_pages_pdf(6), "too_many_pages"),
-    (b"MZ\x90\x00 not a pdf at all", "not_a_pdf"),
-], ids=["garbage", "truncated", "encrypted", "zero-pages", "too-many-pages", "not-a-pdf"])
+@pytest.mark.parametrize(("data", "code"), [pytest.param(data, code, id=name)
+                                            for name, data, code in hostile.unreadable_uploads()])
 def test_uploads_that_cannot_be_read_are_refused_with_a_typed_code(
         dsx_env, monkeypatch: pytest.MonkeyPatch, data: bytes, code: str) -> None:  # noqa: ANN001
     from app.main import create_app
