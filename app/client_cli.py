@@ -8,9 +8,11 @@ to the config file (``~/.config/dsx/config.toml``: ``server = "..."``, ``api_key
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -326,6 +328,23 @@ review_app = typer.Typer(help="Review queue: list flagged answers, then approve,
                          invoke_without_command=True, no_args_is_help=False)
 
 
+_AGE = re.compile(r"(\d+)\s*([mhdw])")
+_AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _moment(text: str) -> datetime:
+    """``--since``: an age before now (``24h``) or an ISO 8601 moment (UTC when it names no zone)."""
+    age = _AGE.fullmatch(text.strip().lower())
+    if age:
+        return datetime.now(UTC) - timedelta(**{_AGE_UNITS[age[2]]: int(age[1])})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is neither an age like 24h or 7d nor an ISO 8601 moment",
+                                 param_hint="--since") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 @review_app.callback()
 def review_queue(
     ctx: typer.Context,
@@ -333,6 +352,9 @@ def review_queue(
     rule: Annotated[str | None, typer.Option(help="Only items flagged by this rule")] = None,
     model: Annotated[str | None, typer.Option(help="Only answers of this model")] = None,
     job: Annotated[str | None, typer.Option(help="Only this job")] = None,
+    since: Annotated[str | None, typer.Option(help="Only items this recent: an age (30m, 24h, 7d, 2w) or an "
+                                              "ISO 8601 moment")] = None,
+    newest: Annotated[bool, typer.Option("--newest", help="Newest first instead of oldest first")] = False,
     limit: Annotated[int, typer.Option(min=1, max=500)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
     server: ServerOption = None,
@@ -342,8 +364,10 @@ def review_queue(
     """Without a subcommand: list the queue (oldest first)."""
     if ctx.invoked_subcommand is not None:
         return
+    cutoff = _moment(since) if since is not None else None
     with connect(server, api_key) as client:
-        page = client.queue(status=status, rule=rule, model=model, job=job, limit=limit, offset=offset)
+        page = client.queue(status=status, rule=rule, model=model, job=job, since=cutoff, newest_first=newest,
+                            limit=limit, offset=offset)
     if as_json:
         _print_json(page)
         return

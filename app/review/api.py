@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Literal
+
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
@@ -30,13 +33,20 @@ def review_queue(
     model: str | None = Query(default=None, max_length=200),
     job_id: str | None = Query(default=None, max_length=32),
     status: QueueStatus = Query(default="open", description="open = not decided yet"),
+    since: datetime | None = Query(default=None, description="Only items created at or after this moment "
+                                   "(ISO 8601; without a zone it is UTC)"),
+    order: Literal["oldest", "newest"] = Query(default="oldest", description="oldest first works the queue from "
+                                               "its head; newest first shows what just arrived"),
     limit: int = Query(default=50, ge=1, le=500),
     offset: int = Query(default=0, ge=0),
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueuePage:
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
     return decisions.review_queue(session, tenant=principal.tenant, rule=rule, model=model, job_id=job_id,
-                                  status=status, limit=limit, offset=offset)
+                                  status=status, since=since, newest_first=order == "newest", limit=limit,
+                                  offset=offset)
 
 
 @router.get("/review/items/{extraction_id}", response_model=ReviewQueueItem, responses=_NOT_FOUND)

@@ -9,6 +9,7 @@ import random
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -155,6 +156,14 @@ def decision_call(item: ItemRef, decision: str, *, comment: str | None, reviewer
     )
     return Call("POST", f"/v1/review/items/{extraction_id_of(item)}/decision",
                 json=body.model_dump(mode="json", exclude_none=True))
+
+
+def queue_params(*, status: str, rule: str | None, model: str | None, job: JobRef | None,
+                 since: datetime | None, newest_first: bool, limit: int, offset: int) -> dict[str, Any]:
+    """Query parameters of ``GET /v1/review/queue`` (``None`` values are left out when sent)."""
+    return {"status": status, "rule": rule, "model": model, "job_id": job_id_of(job) if job is not None else None,
+            "since": since.isoformat() if since is not None else None,
+            "order": "newest" if newest_first else "oldest", "limit": limit, "offset": offset}
 
 
 def job_id_of(job: JobRef) -> str:

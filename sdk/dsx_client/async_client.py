@@ -7,6 +7,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
@@ -149,10 +150,12 @@ class AsyncClient:
     # --- review -----------------------------------------------------------------------------------------
 
     async def queue(self, *, status: str = "open", rule: str | None = None, model: str | None = None,
-              job: JobRef | None = None, limit: int = 50, offset: int = 0) -> QueuePage:
-        """Flagged answers awaiting review (``status="decided"`` or ``"all"`` for history)."""
-        params = {"status": status, "rule": rule, "model": model, "limit": limit, "offset": offset,
-                  "job_id": _core.job_id_of(job) if job is not None else None}
+              job: JobRef | None = None, since: datetime | None = None, newest_first: bool = False,
+              limit: int = 50, offset: int = 0) -> QueuePage:
+        """Flagged answers awaiting review (``status="decided"`` or ``"all"`` for history), oldest first unless
+        ``newest_first``; ``since`` keeps the items created at or after that moment."""
+        params = _core.queue_params(status=status, rule=rule, model=model, job=job, since=since,
+                                    newest_first=newest_first, limit=limit, offset=offset)
         return _core.parse(await self._send(Call("GET", "/v1/review/queue", params=params)), QueuePage)
 
     async def item(self, item: ItemRef) -> QueueItem:

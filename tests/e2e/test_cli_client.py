@@ -164,6 +164,11 @@ def test_review_from_the_terminal(dsx, server: LiveServer, tmp_path: Path) -> No
     table = dsx("review", "--job", job_id)
     assert table.exit_code == 0 and "review queue (open): 3 of 3" in table.stdout
     assert "tool_bypass 2" in table.stdout
+    newest = as_json(dsx("review", "--job", job_id, "--newest", "--since", "1h", "--json"))
+    assert [i["extraction_id"] for i in newest["items"]] == list(reversed(ids))
+    assert as_json(dsx("review", "--job", job_id, "--since", "2999-01-01T00:00", "--json"))["total"] == 0
+    bad_since = dsx("review", "--since", "last tuesday")
+    assert bad_since.exit_code == 2 and "neither an age like 24h" in bad_since.output
 
     shown = dsx("review", "show", str(ids[0]))
     assert shown.exit_code == 0

@@ -174,6 +174,7 @@ def test_every_request_the_sdk_makes_is_a_server_route(openapi: dict[str, Any]) 
         dsx.trace(job)
         dsx.cancel(job)
         item = dsx.queue(rule="tool_bypass", model="m", job=job).items[0]
+        dsx.queue(since=datetime(2026, 1, 1, tzinfo=UTC), newest_first=True)
         dsx.item(item)
         dsx.decide(item, "correct", correction={"values": [{"typical": 1.0}]}, comment="c", reviewer="r")
         dsx.reviews(job=job)
@@ -188,6 +189,8 @@ def test_every_request_the_sdk_makes_is_a_server_route(openapi: dict[str, Any]) 
     for request in seen:
         assert set(request.url.params) <= query_names, request.url
     assert len({(r.method, r.url.path.split("/")[2]) for r in seen}) >= 4
+    recent = next(r for r in seen if "order" in r.url.params and r.url.params["order"] == "newest")
+    assert recent.url.params["since"] == "2026-01-01T00:00:00+00:00"
 
 
 def test_submit_sends_the_form_the_server_reads() -> None:

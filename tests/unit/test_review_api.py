@@ -151,6 +151,31 @@ def test_queue_since_newest_first_and_the_place_of_an_item(dsx_env: Settings) ->
             decisions.queue_place(session, new_quote, tenant="default", status="closed")
 
 
+def test_the_queue_route_takes_since_and_order(api: TestClient) -> None:
+    now = utcnow()
+    with session_scope() as session:
+        rows = [seed_flagged_extraction(session, parameter=f"P{hours}", flags=[("tool_bypass", "warning")])
+                for hours in (50, 2, 1)]
+        for row, hours in zip(rows, (50, 2, 1), strict=True):
+            row.created_at = now - timedelta(hours=hours)
+        old, new, newest = (row.id for row in rows)
+
+    def ids(**params: str) -> list[int]:
+        response = api.get("/v1/review/queue", params=params)
+        assert response.status_code == 200, response.text
+        return [i["extraction_id"] for i in response.json()["items"]]
+
+    day_ago = now - timedelta(days=1)
+    assert ids() == [old, new, newest]
+    assert ids(order="newest") == [newest, new, old]
+    assert ids(since=day_ago.isoformat()) == [new, newest]
+    # A moment without a zone is UTC.
+    assert ids(since=day_ago.replace(tzinfo=None).isoformat(), order="newest") == [newest, new]
+    for bad in ({"order": "random"}, {"since": "yesterday"}):
+        response = api.get("/v1/review/queue", params=bad)
+        assert response.status_code == 422 and response.json()["code"] == "invalid_input"
+
+
 def test_approve_moves_the_item_out_of_the_open_queue_and_into_the_job_result(api: TestClient) -> None:
     extraction_id, job_id = seed(flags=[("tool_bypass", "warning")])
 
