@@ -77,3 +77,39 @@ def test_unit_dimensions_tell_quantities_apart() -> None:
 def test_dash_before_words_is_not_a_bound() -> None:
     assert _one("10 kΩ – Nominal Resistance") == (None, 10.0, None, "kohm")
     assert _one("Logical input -0.3V～VDD+0.7") == (-0.3, None, None, "V")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A dot leader ends right at the number; the number is still a value.
+        ("Total power dissipation ..........400 mW", (None, 400.0, None, "mW")),
+        # Units written out as words in rating lists.
+        ("Insulation Resistance (500 VDC) ....1,000 megohms minimum", (1000.0, None, None, "Mohm")),
+        ("Power rating at +40 °C ........2 watts", (None, 2.0, None, "W")),
+        # The limit word after the same value restated in other units.
+        ("Torque ....0.35 N-cm (oz.-in.) maximum", (None, None, 0.35, "N.cm")),
+        ("Thermal resistance θJA 149.5 °C/W", (None, 149.5, None, "degC/W")),
+        ("Max. airflow 186.7 m³/h", (None, 186.7, None, "m3/h")),
+    ],
+)
+def test_rating_list_values(text: str, expected: tuple) -> None:
+    last = [r for r in read_values(text) if r.unit is not None][-1]
+    assert (last.min, last.typical, last.max, last.unit.canonical) == expected
+
+
+def test_footnote_references_are_not_values() -> None:
+    readings = read_values("Total power dissipation (Note 1) ..........400 mW")
+    assert [(r.typical, r.unit.canonical if r.unit else None) for r in readings] == [(400.0, "mW")]
+
+
+def test_word_units_and_thermal_units_have_dimensions() -> None:
+    assert parse_unit("megohms").factor == 1e6
+    assert parse_unit("°C/W").dimension == parse_unit("K/W").dimension
+    assert parse_unit("mmH20").canonical == "mmH2O"
+    assert parse_unit("m³/h").canonical == "m3/h"
+
+
+def test_limit_word_after_a_restatement_in_other_units() -> None:
+    first = read_values("Torque ....0.35 N-cm (0.5 oz.-in.) maximum (unsealed)")[0]
+    assert (first.typical, first.max, first.unit.canonical) == (None, 0.35, "N.cm")

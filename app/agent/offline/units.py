@@ -66,6 +66,10 @@ _NAMED: dict[str, tuple[str, float]] = {
     "dots": ("count_dots", 1.0),
     "shots": ("count_shots", 1.0),
     "fps": ("frame_rate", 1.0),
+    "degC/W": ("thermal_resistance", 1.0),
+    "K/W": ("thermal_resistance", 1.0),
+    "m3/h": ("volume_flow", 1 / 3600),
+    "mmH2O": ("pressure_mmh2o", 1.0),
     "B": ("bytes", 1.0),
     "bytes": ("bytes", 1.0),
     "kB": ("bytes", 1e3),
@@ -88,12 +92,21 @@ _TOKEN_ALTERNATIVES = sorted(
         r"[pnuµμmkKMG]?A", r"[pnuµμmkKMG]?W", r"[pnuµμm]?F", r"[pnuµμm]?H", r"[pnuµμm]s", r"sec", r"s",
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
         r"RPM", r"rpm", r"mcd", r"cd", r"nm", r"[mc]m", r"k?g", r"mNm", r"N\.?cm", r"hrs", r"h", r"min", r"deg",
-        r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes",
+        r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes", r"N-cm", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
+        r"volts?", r"amps?", r"hours", r"milliseconds?", r"microseconds?", r"seconds?",
     ],
     key=len,
     reverse=True,
 )
 UNIT_TOKEN_RE = "(?:" + "|".join(_TOKEN_ALTERNATIVES) + ")"
+
+
+# Units written out as words (dot-leader spec lists: "2 watts", "1,000 megohms", "0.1 millisecond").
+_WORD_UNITS: dict[str, str] = {
+    "kilohm": "kohm", "kilohms": "kohm", "megohm": "Mohm", "megohms": "Mohm", "watt": "W", "watts": "W",
+    "volt": "V", "volts": "V", "amp": "A", "amps": "A", "millisecond": "ms", "milliseconds": "ms",
+    "microsecond": "us", "microseconds": "us", "second": "s", "seconds": "s", "n-cm": "N.cm", "ncm": "N.cm",
+}
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,10 @@ def canonical_spelling(token: str) -> str:
     for old, new in _REPLACEMENTS:
         text = text.replace(old, new)
     text = re.sub(r"(?i)^([pnumkKMG]?)ohms?$", lambda m: m.group(1) + "ohm", text)
+    text = _WORD_UNITS.get(text.lower(), text)
+    text = text.replace("³", "3")
+    if re.fullmatch(r"mmH2?[0O]", text):
+        text = "mmH2O"  # water column, often printed with a zero
     if text.startswith("Kohm"):
         text = "k" + text[1:]
     if text.lower() in ("megapixel", "megapixels"):

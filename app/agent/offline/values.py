@@ -45,8 +45,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("single", re.compile(rf"(?<![\w.,/\-–]){_num('a')}{_unit('ua')}?")),
 ]
 
-_TRAILING_QUALIFIER = re.compile(r"^\s*\(?\s*(typical|typ\.?|nominal|nom\.?|maximum|max\.?|minimum|min\.?)\b",
-                                 re.IGNORECASE)
+# The word may follow the same value restated in other units: "0.35 N-cm (0.5 oz.-in.) maximum".
+_TRAILING_QUALIFIER = re.compile(r"^\s*(?:\([^()]{1,24}\)\s*)?\(?\s*(typical|typ\.?|nominal|nom\.?|maximum|max\.?|"
+                                 r"minimum|min\.?)\b", re.IGNORECASE)
 _LEADING_QUALIFIER = re.compile(r"\b(typical|typ\.?|nominal|maximum|max\.?|minimum|min\.?|up to|approx\.?)\s*:?\s*$",
                                 re.IGNORECASE)
 EMPTY_CELL = re.compile(r"^[\s\-—–−_/]*$")
@@ -112,15 +113,22 @@ def read_values(text: str) -> list[Reading]:
     return list(_read_values_cached(text))
 
 
+_DOT_LEADER = re.compile(r"\.{4,}")
+_NOTE_REFERENCE = re.compile(r"\b(?:notes?|footnote)\s*$", re.IGNORECASE)
+
+
 def _read_values(text: str) -> list[Reading]:
     taken: list[tuple[int, int]] = []
     readings: list[Reading] = []
+    # A dot leader ("Weight ........ 19 g") only joins a name to its value; blanked to spaces of the same
+    # length, it no longer glues to the number and every span still indexes the original text.
+    scan = _DOT_LEADER.sub(lambda m: " " * len(m.group(0)), text)
     for kind, pattern in _PATTERNS:
-        for match in pattern.finditer(text):
+        for match in pattern.finditer(scan):
             start, end = match.span()
             if not _span_free(taken, start, end):
                 continue
-            reading = _build(kind, match, text)
+            reading = _build(kind, match, scan)
             if reading is None:
                 continue
             taken.append((start, end))
@@ -140,6 +148,8 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
     a = _to_float(groups.get("as"), groups["a"])
     unit_a = _unit_of(groups.get("ua"))
     start, end = match.span()
+    if _NOTE_REFERENCE.search(text[max(0, start - 12):start]):
+        return None  # "(Note 1)", "Notes 2": a footnote reference, not a value
     if kind == "between":
         kind = "range"
     if kind == "range":
@@ -204,7 +214,7 @@ def _apply_qualifier_words(reading: Reading, text: str) -> None:
     if _FROM_EXPRESSION.search(text[max(0, reading.start - 12):reading.start]):
         reading.typical, reading.max = None, reading.typical
         return
-    after = _TRAILING_QUALIFIER.match(text[reading.end:reading.end + 14])
+    after = _TRAILING_QUALIFIER.match(text[reading.end:reading.end + 40])
     before = _LEADING_QUALIFIER.search(text[max(0, reading.start - 14):reading.start])
     word = (after.group(1) if after else before.group(1) if before else "").lower()
     value = reading.typical
