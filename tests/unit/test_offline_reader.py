@@ -200,3 +200,39 @@ def test_figure_captions_rank_below_specifications() -> None:
              "Nominal resistance 10 kΩ ±20%"]
     decision = decide(parse_request("Nominal resistance", "kohm"), Evidence(page_lines={20: lines}))
     assert decision.quote == "Nominal resistance 10 kΩ ±20%"
+
+
+def test_number_in_the_name_picks_the_row_with_that_number() -> None:
+    # One cell per line, as the text layer prints the timing table.
+    lines = ["Data Transfer Time", "T0H", "0 code, high voltage time", "220ns~380ns",
+             "T1H", "1 code, high voltage time", "580ns~1µs", "T0L", "0 code, low voltage time", "580ns~1µs"]
+    one = decide(parse_request("1 code high-level time", "ns"), Evidence(page_lines={3: lines}))
+    zero = decide(parse_request("0 code high-level time", "ns"), Evidence(page_lines={3: lines}))
+    assert _values(one) == (580.0, None, 1000.0, "ns")
+    assert _values(zero) == (220.0, None, 380.0, "ns")
+
+
+def test_limit_named_in_the_column_header_sets_the_field() -> None:
+    markdown = ("| Model | Holding Torque (N.cm Min) | Detent Torque (N.cm Max) | Rated Current (A) |\n"
+                "|---|---|---|---|\n| 17HS1111 | 40 | 2.2 | 1.7 |\n| 17HS2222 | 52 | 2.6 | 1.3 |\n")
+    holding = decide(parse_request("Holding torque", "N.cm", ["17HS2222"]), _evidence(markdown, 1))
+    detent = decide(parse_request("Detent torque", "N.cm", ["17HS1111"]), _evidence(markdown, 1))
+    current = decide(parse_request("Rated current", "A", ["17HS2222"]), _evidence(markdown, 1))
+    assert _values(holding) == (52.0, None, None, "N.cm")
+    assert _values(detent) == (None, None, 2.2, "N.cm")
+    assert _values(current) == (None, 1.3, None, "A")
+
+
+def test_logic_level_vocabulary_and_symbol() -> None:
+    evidence = Evidence(page_lines={6: ["PWM control input signal", "Maximum voltage for logic low: VIL=0,8V",
+                                        "Absolute maximum current sourced: Imax=5mA"]})
+    decision = decide(parse_request("Low-level input voltage", "V"), evidence)
+    assert _values(decision) == (None, None, 0.8, "V")
+
+
+def test_count_is_the_number_printed_before_the_things_counted() -> None:
+    lines = ["The board contains 54 digital input/output pins, 16 analog inputs, 4 UARTs (hardware serial ports)"]
+    analog = decide(parse_request("Number of analog inputs"), Evidence(page_lines={1: lines}))
+    digital = decide(parse_request("Number of digital I/O pins"), Evidence(page_lines={1: lines}))
+    assert analog.best.candidate.typical == 16.0
+    assert digital.best.candidate.typical == 54.0

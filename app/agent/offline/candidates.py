@@ -51,6 +51,7 @@ class Candidate:
     in_parentheses: bool = False  # printed inside "( … )", where tolerances and conditions usually go
     caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention
+    following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")
 
     def values(self) -> tuple[float | None, float | None, float | None]:
         return self.min, self.typical, self.max

@@ -63,6 +63,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.alt_labels = ([f"{nearby} {before}"] if not _naming_words(f"{before} {after}") else []) + (
                 [f"{heading} {before} {after}"] if heading else [])
             cand.line_text = line
+            cand.following = after
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.caption = caption

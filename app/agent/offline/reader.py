@@ -97,6 +97,14 @@ def _coverage(phrase_tokens: list[str], by_letter: dict[str, list[tuple[int, str
 
 
 @lru_cache(maxsize=20_000)
+def _label_index_with_numbers(label: str) -> dict[str, list[tuple[int, str]]]:
+    by_letter: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(t for t in content_tokens(label) if t not in _NOISE_TOKENS):
+        by_letter.setdefault(t[0], []).append((i, t))
+    return by_letter
+
+
+@lru_cache(maxsize=20_000)
 def _label_index(label: str) -> dict[str, list[tuple[int, str]]]:
     by_letter: dict[str, list[tuple[int, str]]] = {}
     for i, t in enumerate(_label_tokens(label)):
@@ -141,6 +149,10 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     label_tokens = _label_tokens(label)
     if not phrase_tokens or not label_tokens:
         coverage, used = 0.0, 0
+    elif any(t.isdigit() for t in phrase_tokens):
+        # A number that is part of the name ("1 code high time", "channel 2") must be matched by the same
+        # number in the label, not ignored like a footnote number would be.
+        coverage, used = _coverage(phrase_tokens, _label_index_with_numbers(label))
     else:
         coverage, used = _coverage(phrase_tokens, _label_index(label))
     if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in compact(label):
@@ -246,6 +258,10 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         notes.append("read from a figure caption")
     if cand.in_parentheses and cand.min is not None and cand.max is not None and cand.min == -cand.max:
         total -= 0.1  # "(+/–10%)" after a name is the tolerance of the value, not the value
+    if query.counted and cand.source == "line" and cand.unit is None:
+        # A count is printed as "<number> <things>": the words right after the value must be the things.
+        counted, _, _ = _phrase_match((query.counted,), cand.following)
+        total += 0.15 if counted >= 0.99 else -0.15
     if query.wants_field and getattr(cand, query.wants_field) is None:
         total -= 0.1
     return Scored(cand, name, cond, total, notes)

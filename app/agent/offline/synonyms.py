@@ -60,6 +60,12 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("output_power", ("output power", "power output", "rated power"), ("POUT", "PO"), (POWER,)),
     Concept("power_dissipation", ("power dissipation", "total power dissipation"), ("PD", "PTOT"), (POWER,)),
     Concept("input_power", ("input power", "power consumption", "power input"), ("PIN",), (POWER,)),
+    Concept("input_low_voltage", ("low level input voltage", "input low voltage", "low-level input voltage",
+                                  "input low-level voltage", "logic low voltage", "voltage for logic low",
+                                  "low voltage input"), ("VIL",), (VOLTAGE,)),
+    Concept("input_high_voltage", ("high level input voltage", "input high voltage", "high-level input voltage",
+                                   "input high-level voltage", "logic high voltage", "voltage for logic high",
+                                   "high voltage input"), ("VIH",), (VOLTAGE,)),
     Concept("forward_voltage", ("forward voltage",), ("VF",), (VOLTAGE,)),
     Concept("forward_current", ("forward current", "dc forward current"), ("IF",), (CURRENT,)),
     Concept("resistance", ("resistance", "nominal resistance", "total resistance", "end to end resistance"),
@@ -94,7 +100,7 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("sample_rate", ("sample rate", "sampling rate", "conversion rate", "output data rate"), ("FS",), ()),
     Concept("thd", ("total harmonic distortion", "thd+n", "distortion"), ("THD",), ("ratio", "level_db")),
     Concept("thermal_resistance", ("thermal resistance", "thermal resistance junction to ambient"),
-            ("RTHJA", "THETAJA", "ΘJA", "RΘJA"), ()),
+            ("RTHJA", "THETAJA", "ΘJA", "RΘJA"), ("thermal_resistance",)),
     Concept("capacitance", ("input capacitance", "capacitance", "pin capacitance"), ("CIN", "CI", "C"),
             ("[current] ** 2 * [time] ** 4 / [mass] / [length] ** 2",)),
     Concept("efficiency", ("efficiency", "conversion efficiency", "max efficiency"), ("ETA", "Η"), ("ratio",)),
@@ -174,6 +180,7 @@ class Query:
     concepts: list[Concept] = field(default_factory=list)
     wants_abs_max: bool = False
     wants_field: str | None = None
+    counted: str | None = None  # "Number of analog inputs": the noun printed right after the value
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -188,7 +195,7 @@ class Query:
 
     @property
     def phrases(self) -> list[str]:
-        seen: list[str] = [self.core]
+        seen: list[str] = [self.core] + ([self.counted] if self.counted else [])
         for concept in self.concepts:
             for phrase in concept.phrases:
                 if phrase not in seen:
@@ -221,6 +228,16 @@ class Query:
         return list(unique.values())
 
 
+_COUNT_OF = re.compile(r"^(?:number|no\.?|count|quantity)\s+of\s+(.*)$", re.IGNORECASE)
+# Abbreviations engineers type that datasheets spell out (and vice versa the phrases still match the symbol).
+_ABBREVIATION_WORDS = {"i/o": "input/output", "temp": "temperature", "freq": "frequency", "res": "resistance"}
+_ABBREVIATIONS = re.compile(r"(?<![\w/])(?:i/o|temp|freq|res)(?![\w/])", re.IGNORECASE)
+
+
+def _spelled_out(text: str) -> str:
+    return _ABBREVIATIONS.sub(lambda m: _ABBREVIATION_WORDS[m.group(0).casefold()], text)
+
+
 def parse_request(name: str, unit: str | None = None, conditions: list[str] | None = None,
                   notes: str | None = None) -> Query:
     """Split 'Supply voltage (absolute maximum)' or 'Resistance (RAB), 10 kΩ option' into core name,
@@ -240,6 +257,8 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
         core = head
         qualifiers.extend(r.strip() for r in rest if r.strip())
     core = re.sub(r"\s+", " ", core).strip(" -:")
+    counted = _COUNT_OF.match(core)
+    core = _spelled_out(core)
     wants_abs_max = bool(ABS_MAX_WORDS.search(name))
     wants_field = None
     kept: list[str] = []
@@ -252,10 +271,12 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
             continue
         kept.append(qualifier)
     parsed_unit = parse_unit(unit) if unit else None
+    counted_noun = _spelled_out(counted.group(1)).strip() if counted else ""
     query = Query(
         name=name, core=core, core_tokens=content_tokens(core), symbols=symbols, qualifiers=kept,
         conditions=[c for c in (conditions or []) if c and c.strip()], unit=parsed_unit, unit_text=unit,
         wants_abs_max=wants_abs_max, wants_field=wants_field,
+        counted=counted_noun or None,
     )
     query.concepts = concepts_for(core, parsed_unit)
     return query
