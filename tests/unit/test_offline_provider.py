@@ -231,3 +231,16 @@ def test_limit_word_that_belongs_to_the_requested_name() -> None:
     (_, plain_args, _), = _calls(plain)
     assert (named_args["values"][0]["typical"], named_args["values"][0]["max"]) == (3000.0, None)
     assert (plain_args["values"][0]["typical"], plain_args["values"][0]["max"]) == (None, 3000.0)
+
+
+def test_follows_the_cursor_of_a_page_cut_by_the_text_tool(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
+    # A dense one-page spec sheet: the text tool cuts it, and the value sits in the part after the cut.
+    register()
+    filler = [f"Menu item {n}: selectable mode list kept for reference, with options A, B, C, D and E in each "
+              f"menu of the camera" for n in range(230)]
+    path = tmp_path / "dense.pdf"
+    text_pdf(["\n".join(["Main specifications", *filler, "Weight", "Body only", "Approx. 352 g"])], path, fontsize=2)
+    submission, made = _drive(path, "Weight (body only)", "g")
+    assert submission["found"] is True, (made, submission)
+    assert (submission["values"][0]["typical"], submission["values"][0]["unit"]) == (352.0, "g")
+    assert made.count("get_section_text") == 2

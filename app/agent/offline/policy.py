@@ -25,6 +25,7 @@ SUBMIT = "submit_extraction"
 PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
 CLEAR_CONFIDENCE = 0.75
 MAX_TOOL_CALLS = 16
+PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -65,6 +66,7 @@ def _parsed_tables(markdown: str, page: int) -> tuple[Table, ...]:
 
 def gather(conv: Conversation) -> Evidence:
     evidence = Evidence()
+    last_read: int | None = None
     if conv.document_text:
         evidence.page_lines.update(split_pages(conv.document_text, default_page=1))
         evidence.cell_lines.update(split_pages(conv.document_text, default_page=1, keep_blank=True))
@@ -75,13 +77,21 @@ def gather(conv: Conversation) -> Evidence:
         if exchange.name == "get_section_text":
             start = result.get("start_page") or exchange.arguments.get("start_page")
             text = str(result.get("text", ""))
+            continuation = bool(exchange.arguments.get("cursor"))
+            if continuation:
+                # The rest of a cut page continues the page being read, which has no marker of its own.
+                start = last_read if last_read is not None else start
             cells = split_pages(text, start, keep_blank=True)
             for page, lines in split_pages(text, start).items():
-                # A page read twice (a continuation cursor) keeps its first reading; lines repeat legitimately
-                # within a page ("4", "mA"), so they are never de-duplicated.
+                # A page read twice keeps its first reading, unless this is the continuation of a cut reading;
+                # lines repeat legitimately within a page ("4", "mA"), so they are never de-duplicated.
                 if page not in evidence.page_lines:
                     evidence.page_lines[page] = lines
                     evidence.cell_lines[page] = cells.get(page, lines)
+                elif continuation:
+                    evidence.page_lines[page] = evidence.page_lines[page] + lines
+                    evidence.cell_lines[page] = evidence.cell_lines[page] + cells.get(page, lines)
+                last_read = page
         elif exchange.name == "extract_table_markdown":
             page = int(result.get("page") or exchange.arguments.get("page") or 0)
             for table in result.get("tables", []) or []:
@@ -242,9 +252,16 @@ def _next_reads(query: Query, conv: Conversation, decision: Decision) -> list[St
     read = tables_done | text_done
     clear = decision.best is not None and decision.confidence >= CLEAR_CONFIDENCE
     if not clear:
+        ranked = [p for p in rank_pages(query, conv) if p in text_done]
+        more = _continuation(conv, ranked + sorted(text_done - set(ranked)))
+        if more is not None:
+            return [more]
         # The two most promising pages first, then one more if the answer is still unclear.
         batch = 2 if not read else 1
-        wanted = [p for p in rank_pages(query, conv)[:PAGES_TO_READ] if p not in read][:batch]
+        ranked = rank_pages(query, conv)[:PAGES_TO_READ]
+        if decision.best is None and len(read) >= PAGES_TO_READ:
+            ranked.append(1)  # the first page's feature list and description state many values in prose
+        wanted = [p for p in ranked if p not in read][:batch]
         steps = [step for page in wanted for step in _read_page(conv, page, tables_done, text_done)]
         if steps:
             return steps
@@ -260,8 +277,25 @@ def _read_page(conv: Conversation, page: int, tables_done: set[int], text_done: 
     if conv.offers("extract_table_markdown") and page not in tables_done:
         steps.append(Step("extract_table_markdown", {"page": page}))
     if conv.offers("get_section_text") and page not in text_done:
-        steps.append(Step("get_section_text", {"start_page": page, "end_page": page}))
+        steps.append(Step("get_section_text", {"start_page": page, "end_page": page, "max_chars": PAGE_CHARS}))
     return steps
+
+
+def _continuation(conv: Conversation, pages: list[int]) -> Step | None:
+    """The rest of a page whose text came back cut (a dense one-page spec sheet), when the cursor of its
+    latest reading has not been followed yet."""
+    latest: dict[int, Any] = {}
+    for exchange in conv.calls("get_section_text"):
+        page = exchange.arguments.get("start_page")
+        if isinstance(page, int) and exchange.ok and exchange.result:
+            latest[page] = exchange.result
+    for page in pages:
+        result = latest.get(page)
+        cursor = result.get("next_cursor") if result and result.get("truncated") else None
+        if cursor:
+            return Step("get_section_text", {"start_page": page, "end_page": page, "max_chars": PAGE_CHARS,
+                                             "cursor": cursor})
+    return None
 
 
 def _cross_check_terms(cand: Candidate) -> list[str]:
@@ -319,6 +353,8 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     elif checked:
         reason += "; cross-check search found the value again on that page"
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
+    if unit is None and query.counted and cand.following:
+        unit = query.counted.split()[-1]  # a count is measured in the things counted ("16 analog inputs")
     low, typical, high = cand.min, cand.typical, cand.max
     if cand.limit_from_wording and re.search(r"\b(max|maximum|min|minimum)\b", query.core, re.IGNORECASE):
         # "Max. rotational speed 3000 RPM": the limit word belongs to the parameter's name, the value is its own.
