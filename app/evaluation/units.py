@@ -42,6 +42,10 @@ def _registry() -> Any:
 
     registry = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
     registry.define("count = [] = counts")
+    # Spellings common on datasheets that pint does not know (plurals come for free).
+    registry.define("megohm = 1e6 * ohm")
+    registry.define("kilohm = 1e3 * ohm")
+    registry.define("CFM = foot ** 3 / minute")
     return registry
 
 
@@ -52,7 +56,8 @@ def _pint_expression(unit: str) -> str:
         text = re.sub(r"deg([CF])\b", r"delta_deg\1", text)
     if text.startswith("K") and len(text) > 1 and text[1].isalpha():
         text = "k" + text[1:]  # "KΩ", "KHz": datasheets often capitalise kilo
-    return text
+    # An exponent printed flat: "m3/h", "cm2" (but not the 2 of "mmH2O").
+    return re.sub(r"(?<=[a-z])([23])(?![0-9A-Za-z])", r"**\1", text)
 
 
 @lru_cache(maxsize=512)
@@ -60,10 +65,15 @@ def _pint_unit(unit: str) -> Any | None:
     if not unit or unit.casefold() in _OPAQUE:
         return None
     registry = _registry()
-    try:
-        return registry.parse_units(_pint_expression(unit))
-    except Exception:  # pint raises several unrelated types for unparseable units
-        return None
+    spellings = [unit]
+    if unit.isalpha() and len(unit) > 3:
+        spellings.append(unit.lower())  # a unit written as a word, capitalised ("Megohms"); never "MW" vs "mW"
+    for spelling in spellings:
+        try:
+            return registry.parse_units(_pint_expression(spelling))
+        except Exception:  # pint raises several unrelated types for unparseable units
+            continue
+    return None
 
 
 def convert(value: float, from_unit: str | None, to_unit: str | None) -> float | None:

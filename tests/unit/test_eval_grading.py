@@ -114,6 +114,17 @@ def test_units_convert_with_offsets_compounds_and_capital_kilo() -> None:
     assert [t[2] for t in number_tokens("VDD = 2.7V to 5.5V, -40 to +85 °C")] == ["2.7", "5.5", "-40", "85"]
 
 
+def test_units_as_datasheets_print_them_flat_or_in_words() -> None:
+    assert convert(73.5, "m³/h", "m3/h") == pytest.approx(73.5)
+    assert convert(2, "cm2", "mm2") == pytest.approx(200)
+    assert convert(1, "mmH2O", "Pa") == pytest.approx(9.80665)  # the 2 of H2O is no exponent
+    assert convert(100, "megohms", "Mohm") == pytest.approx(100)
+    assert convert(100, "Megohms", "MΩ") == pytest.approx(100)
+    assert convert(4.7, "kilohms", "kΩ") == pytest.approx(4.7)
+    assert convert(1, "CFM", "m3/h") == pytest.approx(1.699, rel=1e-3)
+    assert convert(1, "MW", "mW") == pytest.approx(1e9)  # case still matters for symbols
+
+
 def test_every_gold_claim_passes_against_its_own_values_and_fails_when_nudged(claims_file: Path) -> None:
     if not claims_file.exists():
         pytest.skip("shared claims not available")
