@@ -19,6 +19,7 @@ run so importing it cannot change how PyMuPDF behaves for us):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -99,6 +100,9 @@ def main() -> None:
                         help="pymupdf4llm on the first N pages of the long PDF (0: all pages; slow)")
     parser.add_argument("--skip-peer", action="store_true", help="no pymupdf4llm timings (ratios omitted)")
     args = parser.parse_args()
+    if not args.skip_peer and importlib.util.find_spec("pymupdf4llm") is None:
+        parser.error("the peer, pymupdf4llm, is not installed: .venv/bin/pip install -e '.[bench]' "
+                     "(or pass --skip-peer for figures without ratios)")
 
     work = Path(tempfile.mkdtemp(prefix="dsx-bench-docs-"))
     os.environ["DSX_DATA_DIR"] = str(work / "var")
