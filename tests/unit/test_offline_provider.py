@@ -220,17 +220,22 @@ def test_a_later_phase_gets_its_own_submit_tool_only() -> None:
     assert args == frozen
 
 
-def test_limit_word_that_belongs_to_the_requested_name() -> None:
+def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum() -> None:
+    """Whether or not the request repeats the limit word, "Max. rotational speed 3000 RPM" is a maximum, and a
+    request that leads with the limit word still finds the row named without it."""
     register()
-    document = '<document pages="1">\n--- page 1 ---\nFan data\nMax. rotational speed 3000 RPM\n</document>'
-    named = litellm.completion(model=MODEL, messages=[_user("Max. rotational speed", None, document)],
-                               tools=_tools("submit_extraction"))
-    plain = litellm.completion(model=MODEL, messages=[_user("Rotational speed", None, document)],
-                               tools=_tools("submit_extraction"))
-    (_, named_args, _), = _calls(named)
-    (_, plain_args, _), = _calls(plain)
-    assert (named_args["values"][0]["typical"], named_args["values"][0]["max"]) == (3000.0, None)
-    assert (plain_args["values"][0]["typical"], plain_args["values"][0]["max"]) == (None, 3000.0)
+    document = ('<document pages="1">\n--- page 1 ---\nFan data\nMax. rotational speed 3000 RPM\n'
+                'Min. rotational speed 500 RPM\n</document>')
+    answers = {}
+    for name in ("Max. rotational speed", "Maximum rotational speed", "Rotational speed", "Minimum rotational speed"):
+        response = litellm.completion(model=MODEL, messages=[_user(name, None, document)],
+                                      tools=_tools("submit_extraction"))
+        (_, args, _), = _calls(response)
+        value = args["values"][0]
+        answers[name] = (value["min"], value["typical"], value["max"])
+    assert answers["Max. rotational speed"] == (None, None, 3000.0)
+    assert answers["Maximum rotational speed"] == (None, None, 3000.0)
+    assert answers["Minimum rotational speed"] == (500.0, None, None)
 
 
 def test_follows_the_cursor_of_a_page_cut_by_the_text_tool(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001

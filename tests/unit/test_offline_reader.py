@@ -236,3 +236,11 @@ def test_count_is_the_number_printed_before_the_things_counted() -> None:
     digital = decide(parse_request("Number of digital I/O pins"), Evidence(page_lines={1: lines}))
     assert analog.best.candidate.typical == 16.0
     assert digital.best.candidate.typical == 54.0
+
+
+def test_a_row_named_with_a_limit_word_gives_that_limit_and_answers_a_request_leading_with_it() -> None:
+    markdown = ("| Item | Value |\n|---|---|\n| Max. flow rate | 186.7 m³/h |\n| Min. flow rate | 40.5 m³/h |\n"
+                "| Rated speed | 3000 RPM |\n")
+    assert _values(decide(parse_request("Maximum flow rate"), _evidence(markdown, 1))) == (None, None, 186.7, "m3/h")
+    assert _values(decide(parse_request("Minimum flow rate"), _evidence(markdown, 1))) == (40.5, None, None, "m3/h")
+    assert _values(decide(parse_request("Rated speed"), _evidence(markdown, 1))) == (None, 3000.0, None, "rpm")

@@ -22,6 +22,16 @@ SECTION_TITLE = re.compile(
     re.IGNORECASE,
 )
 
+_LIMIT_LEADING_NAME = re.compile(r"^\W*(max|maximum|min|minimum)\b", re.IGNORECASE)
+
+
+def limit_leading(name: str) -> str | None:
+    """'max' or 'min' when a name starts with a limit word ("Max. airflow"): its one value is that limit."""
+    match = _LIMIT_LEADING_NAME.match(name)
+    if not match:
+        return None
+    return "max" if match.group(1).lower().startswith("max") else "min"
+
 
 @dataclass(eq=False)
 class Candidate:

@@ -355,11 +355,10 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
     if unit is None and query.counted and cand.following:
         unit = query.counted.split()[-1]  # a count is measured in the things counted ("16 analog inputs")
-    low, typical, high = cand.min, cand.typical, cand.max
-    if cand.limit_from_wording and re.search(r"\b(max|maximum|min|minimum)\b", query.core, re.IGNORECASE):
-        # "Max. rotational speed 3000 RPM": the limit word belongs to the parameter's name, the value is its own.
-        typical, low, high = (low if low is not None else high), None, None
-    value = {"min": low, "typical": typical, "max": high, "unit": unit, "conditions": _conditions(query, cand)}
+    # A single value the datasheet calls the maximum ("Max. rotational speed 3000 RPM") is reported as the
+    # maximum, whether or not the request repeats the limit word in its name.
+    value = {"min": cand.min, "typical": cand.typical, "max": cand.max, "unit": unit,
+             "conditions": _conditions(query, cand)}
     return Step(SUBMIT, {
         "found": True,
         "values": [value],

@@ -27,6 +27,7 @@ MIN_NAME = 0.5
 # Below this total score the reader declines rather than answer.
 MIN_TOTAL = 0.72
 _HAS_DIGIT = re.compile(r"\d")
+_LIMIT_TOKENS = {"typ", "max", "min", "typical", "maximum", "minimum"}
 _NOISE_TOKENS = {"note", "notes", "see", "typ", "max", "min", "typical", "maximum", "minimum", "unit", "units"}
 
 
@@ -145,7 +146,8 @@ def _label_tokens(label: str) -> tuple[str, ...]:
 @lru_cache(maxsize=200_000)
 def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     """Coverage of the label by one phrasing (cached per phrasing: synonyms recur across requests)."""
-    phrase_tokens = content_tokens(phrase)
+    # Limit words are not part of a label's name ("Max. airflow" names airflow), so neither are they of a phrase.
+    phrase_tokens = [t for t in content_tokens(phrase) if t not in _LIMIT_TOKENS] or content_tokens(phrase)
     label_tokens = _label_tokens(label)
     if not phrase_tokens or not label_tokens:
         coverage, used = 0.0, 0

@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.agent.offline.candidates import ABS_MAX_TITLE, NUMERIC_ROLES, SECTION_TITLE, Candidate, from_reading
+from app.agent.offline.candidates import (
+    ABS_MAX_TITLE,
+    NUMERIC_ROLES,
+    SECTION_TITLE,
+    Candidate,
+    from_reading,
+    limit_leading,
+)
 from app.agent.offline.synonyms import fold
 from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
@@ -316,6 +323,10 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     setattr(cand, limit, cand.typical)
                     cand.typical = None
                     cand.explicit_fields = True
+                elif reading.kind == "single" and (limit := limit_leading(own_label)):
+                    setattr(cand, limit, cand.typical)  # "Max. airflow | 186.7 m³/h"
+                    cand.typical = None
+                    cand.limit_from_wording = True
                 candidates.append(cand)
     return candidates
 

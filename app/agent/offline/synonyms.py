@@ -228,6 +228,8 @@ class Query:
         return list(unique.values())
 
 
+# "Maximum airflow", "Max. static pressure": a limit word leading the name says which field is wanted.
+_LEADING_LIMIT = re.compile(r"^(max(?:imum)?|min(?:imum)?)\b\.?\s+(?=\w)", re.IGNORECASE)
 _COUNT_OF = re.compile(r"^(?:number|no\.?|count|quantity)\s+of\s+(.*)$", re.IGNORECASE)
 # Abbreviations engineers type that datasheets spell out (and vice versa the phrases still match the symbol).
 _ABBREVIATION_WORDS = {"i/o": "input/output", "temp": "temperature", "freq": "frequency", "res": "resistance"}
@@ -270,6 +272,9 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
             wants_field = matched[0]
             continue
         kept.append(qualifier)
+    leading_limit = _LEADING_LIMIT.match(core)
+    if leading_limit and wants_field is None and not wants_abs_max:
+        wants_field = "max" if leading_limit.group(1).lower().startswith("max") else "min"
     parsed_unit = parse_unit(unit) if unit else None
     counted_noun = _spelled_out(counted.group(1)).strip() if counted else ""
     query = Query(
