@@ -244,3 +244,33 @@ def test_a_row_named_with_a_limit_word_gives_that_limit_and_answers_a_request_le
     assert _values(decide(parse_request("Maximum flow rate"), _evidence(markdown, 1))) == (None, None, 186.7, "m3/h")
     assert _values(decide(parse_request("Minimum flow rate"), _evidence(markdown, 1))) == (40.5, None, None, "m3/h")
     assert _values(decide(parse_request("Rated speed"), _evidence(markdown, 1))) == (None, 3000.0, None, "rpm")
+
+
+def test_a_group_title_merged_into_the_first_sub_header_cell_still_gives_the_column_roles() -> None:
+    titled = ("| Parameter | Symbol | Color | Drive current: <0.5mA Min. | Typ. | Max. | Unit |\n"
+              "|---|---|---|---|---|---|---|\n"
+              "| Luminous intensity | IV | RED | 50 | 80 | 100 | mcd |\n"
+              "| Luminous intensity | IV | GREEN | 200 | 270 | 300 | mcd |\n")
+    decision = decide(parse_request("Luminous intensity", None, ["RED"]), _evidence(titled, 3))
+    assert _values(decision) == (50.0, 80.0, 100.0, "mcd")
+
+
+def test_columns_headed_only_by_the_conventional_symbol_name_the_value_with_less_confidence() -> None:
+    guide = ("| Part No. | Lens Type | Iv (mcd) @ 10mA Min. Typ. |  | Angle |\n|---|---|---|---|---|\n"
+             "| L-1234 | RED DIFFUSED | 8 | 20 | 40° |\n")
+    named = ("| Parameter | Conditions | Min. | Typ. | Unit |\n|---|---|---|---|---|\n"
+             "| Luminous intensity | @ 10mA | 8 | 20 | mcd |\n")
+    by_symbol = decide(parse_request("Luminous intensity", None, ["@ 10mA"]), _evidence(guide, 2))
+    by_name = decide(parse_request("Luminous intensity", None, ["@ 10mA"]), _evidence(named, 2))
+    assert _values(by_symbol) == (8.0, 20.0, None, "mcd")
+    assert by_symbol.confidence < by_name.confidence
+    # The symbol of another quantity does not name it.
+    assert decide(parse_request("Forward voltage"), _evidence(guide, 2)).best is None
+
+
+def test_a_tolerance_in_a_numbered_note_is_not_the_value() -> None:
+    lines = ["Notes:", "1. Wavelength: +/-1nm.", "2. Forward Voltage: +/-0.1V.",
+             "Typ.", "Max.", "Forward Voltage", "2", "2.5", "V", "IF=20mA"]
+    decision = decide(parse_request("Forward voltage", "V", ["IF=20mA"]), Evidence(page_lines={2: lines}))
+    assert _values(decision) == (None, 2.0, 2.5, "V")
+    assert decision.best.conditions == 1.0

@@ -15,7 +15,8 @@ from app.agent.offline.values import Reading
 NUMERIC_ROLES = ("min", "typical", "max")
 ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)
 SECTION_TITLE = re.compile(
-    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*characteristics|recommended\s*operating|"
+    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*(?:/\s*optical\s*)?characteristics|"
+    r"recommended\s*operating|"
     r"operating\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
     r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
     r"temperature\s*characteristics",
@@ -61,6 +62,8 @@ class Candidate:
     in_parentheses: bool = False  # printed inside "( … )", where tolerances and conditions usually go
     caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention
+    in_notes: bool = False  # a numbered line of a "Notes:" list, where tolerances and test remarks go
+    symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")
 
     def values(self) -> tuple[float | None, float | None, float | None]:

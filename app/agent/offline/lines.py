@@ -33,6 +33,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     previous line when the line is only a continuation (wrapped bullets, rating lists, one cell per line)."""
     candidates: list[Candidate] = []
     abs_max_lines = abs_max_lines or set()
+    notes = _notes_lines(lines)
     for idx, line in enumerate(lines):
         readings = [r for r in read_values(line) if r.has_value]
         if not readings:
@@ -67,6 +68,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.caption = caption
+            cand.in_notes = idx in notes
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
@@ -83,6 +85,24 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))
     return candidates
+
+
+_NOTES_HEADING = re.compile(r"^\s*notes?\s*:?\s*$", re.IGNORECASE)
+_NUMBERED = re.compile(r"^\s*\d{1,2}\s*[.)]\s*\D")
+
+
+def _notes_lines(lines: list[str]) -> set[int]:
+    """Indices of the numbered lines under a "Notes:" heading ("2. Forward Voltage: +/-0.1V.")."""
+    found: set[int] = set()
+    inside = False
+    for idx, line in enumerate(lines):
+        if _NOTES_HEADING.match(line):
+            inside = True
+        elif inside and _NUMBERED.match(line):
+            found.add(idx)
+        else:
+            inside = False
+    return found
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
@@ -162,7 +182,9 @@ def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int]
                         setattr(cand, role, value)
                         cand.printed.append(cell)
                 cand.alt_labels = [" ".join(label_lines[-k:]) for k in (2, 3, 4) if len(label_lines) >= k]
-                cand.context = " ".join(label_lines)
+                # The cell after the unit is the row's test conditions when the table has that column.
+                after_unit = lines[end + 1].strip() if end + 1 < len(lines) else ""
+                cand.context = " ".join([*label_lines, after_unit])
                 cand.value_text = " ".join(cand.printed)
                 cand.abs_max = idx in abs_max_lines
                 candidates.append(cand)

@@ -24,6 +24,8 @@ from app.agent.offline.synonyms import Query, compact, content_tokens, fold
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
+# A value whose only name is the parameter's conventional symbol heading its columns.
+SYMBOL_ONLY_NAME = 0.62
 # Below this total score the reader declines rather than answer.
 MIN_TOTAL = 0.72
 _HAS_DIGIT = re.compile(r"\d")
@@ -120,6 +122,9 @@ def name_score(query: Query, cand: Candidate) -> float:
     best = label_score(query, cand, f"{cand.label} {cand.symbol}")
     for alt in cand.alt_labels:
         best = max(best, 0.85 * label_score(query, cand, f"{alt} {cand.label} {cand.symbol}"))
+    if best < MIN_NAME and cand.symbol_named and cand.symbol.upper() in {s.upper() for s in query.all_symbols}:
+        # Columns headed by the parameter's conventional symbol alone ("Iv (mcd)"): named, but less surely.
+        best = SYMBOL_ONLY_NAME
     return best
 
 
@@ -258,8 +263,12 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if cand.caption:
         total -= 0.3
         notes.append("read from a figure caption")
-    if cand.in_parentheses and cand.min is not None and cand.max is not None and cand.min == -cand.max:
-        total -= 0.1  # "(+/–10%)" after a name is the tolerance of the value, not the value
+    if cand.in_notes:
+        total -= 0.15  # a note qualifies a value stated elsewhere ("Forward Voltage: +/-0.1V" is its tolerance)
+        notes.append("read from a numbered note")
+    symmetric = cand.min is not None and cand.max is not None and cand.min == -cand.max
+    if (cand.in_parentheses or cand.in_notes) and symmetric:
+        total -= 0.1  # "(+/–10%)" after a name, or "+/-0.1V" in a note, is the tolerance of a value
     if query.counted and cand.source == "line" and cand.unit is None:
         # A count is printed as "<number> <things>": the words right after the value must be the things.
         counted, _, _ = _phrase_match((query.counted,), cand.following)

@@ -91,6 +91,33 @@ def _cell_role(text: str) -> str | None:
     return None
 
 
+_TRAILING_ROLE_WORDS = re.compile(r"(?:\s*\b(?:min|typ|tpy|max)\b\.?)+\s*$", re.IGNORECASE)
+_ROLE_WORD = {"min": "min", "typ": "typical", "tpy": "typical", "max": "max"}
+
+
+def _merged_group_header(roles: list[str | None], row: list[str]) -> tuple[list[str | None], dict[int, str]]:
+    """Roles of a header row in which the text layer merged a group title into the first sub-header cell
+    ("Quiescent Current: <0.5mA Min." | "Typ." | "Max.", or "Iv (mcd) @ 10mA Min. Typ." | ""): the trailing
+    role words give the roles of that cell and of the empty cells after it, and the title heads all of them."""
+    roles = list(roles)
+    titles: dict[int, str] = {}
+    for i, cell in enumerate(row):
+        text = " ".join(cell.split())
+        match = _TRAILING_ROLE_WORDS.search(text) if roles[i] is None and text else None
+        if match is None or match.start() == 0:
+            continue
+        words = [w.lower() for w in re.findall(r"min|typ|tpy|max", match.group(0), re.IGNORECASE)]
+        targets = list(range(i, i + len(words)))
+        if targets[-1] >= len(row) or any(row[j].strip() for j in targets[1:]):
+            continue
+        if len(words) == 1 and not any(r in NUMERIC_ROLES for r in roles):
+            continue  # one trailing "max" with no role column beside it is more likely part of a name
+        for j, word in zip(targets, words, strict=True):
+            roles[j] = _ROLE_WORD[word]
+            titles[j] = text[:match.start()].strip()
+    return roles, titles
+
+
 def _is_number_cell(text: str) -> bool:
     lines = [line for line in text.split("\n") if line.strip()]
     return bool(lines) and all(parse_number(line.strip().lstrip("<>≤≥~")) is not None for line in lines)
@@ -140,8 +167,11 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
     # First pass: header rows update roles and column labels; data rows are kept with the state they saw.
     data: list[tuple[list[str], list[str | None], list[list[str]], str, bool]] = []
     for row in rows:
-        if _is_header_row(row) and not _looks_like_data_row(row, roles):
-            row_roles = [_cell_role(c) for c in row]
+        row_roles, group_titles = _merged_group_header([_cell_role(c) for c in row], row)
+        # A row naming three or more columns, or titling a group of them, is a header even when a title holds a
+        # value ("Quiescent Current: <0.5mA Min.", "Iv (mcd) @ 10mA Min. Typ.").
+        if _is_header_row(row) and (not _looks_like_data_row(row, roles) or group_titles
+                                    or sum(1 for r in row_roles if r) >= 3):
             found_roles = [r for r in row_roles if r]
             if len(found_roles) >= 2 or (found_roles and found_roles[0] in (*NUMERIC_ROLES, "value")
                                          and sum(1 for c in row if c) <= 3):
@@ -150,6 +180,8 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
             for i, cell in enumerate(row):
                 if cell:
                     column_labels[i] = [cell.replace("\n", " ")] + column_labels[i][:2]
+                if i in group_titles:
+                    column_labels[i] = [group_titles[i]] + column_labels[i][:2]
             joined = " ".join(dict.fromkeys(c for c in row if c))
             if ABS_MAX_TITLE.search(joined):
                 abs_max = True
@@ -225,6 +257,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     unit_columns: set[int], title: str, abs_max: bool,
                     wrapped_label: str | None = None) -> list[Candidate]:
     param_cells = [row[i] for i, r in enumerate(roles) if r == "parameter" and row[i]]
+    parameter_column = bool(param_cells)
     symbol_cells = [row[i] for i, r in enumerate(roles) if r == "symbol" and row[i]]
     cond_cells = [row[i] for i, r in enumerate(roles) if r == "conditions" and row[i]]
     unit_cells = [row[i] for i, r in enumerate(roles) if (r == "unit" or (r is None and i in unit_columns)) and row[i]]
@@ -253,11 +286,13 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
 
     role_columns = [i for i, r in enumerate(roles) if r in NUMERIC_ROLES]
     if role_columns:
+        group_symbol = "" if symbol or parameter_column else _group_symbol(column_labels[role_columns[0]])
         cells = {roles[i]: row[i] for i in role_columns if row[i]}
         per_role = {role: _lines(text) for role, text in cells.items()}
         count = max((len(v) for v in per_role.values()), default=0)
         for k in range(count):
-            cand = Candidate(page, "table_row", label.strip(), symbol=symbol, abs_max=abs_max, explicit_fields=True)
+            cand = Candidate(page, "table_row", label.strip(), symbol=symbol or group_symbol, abs_max=abs_max,
+                             explicit_fields=True, symbol_named=bool(group_symbol))
             printed: list[str] = []
             for role, lines in per_role.items():
                 if len(lines) == count or (k == 0 and len(lines) == 1):
@@ -333,6 +368,16 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
 
 _HEADER_LIMIT = re.compile(r"\(([^()]*)\)\s*$")
 _LIMIT_WORD = re.compile(r"\b(min|max|minimum|maximum)\b\.?", re.IGNORECASE)
+
+
+def _group_symbol(labels: list[str]) -> str:
+    """The symbol a group title over Min/Typ/Max columns starts with ("Iv (mcd) [2] @ 10mA"), when the table
+    has no Parameter or Symbol column to name its rows' quantity."""
+    title = labels[0] if labels else ""
+    first = title.split()[0] if title.split() else ""
+    if _cell_role(title) is None and re.fullmatch(r"[A-Za-zΔθλη][A-Za-z0-9]{0,5}", first):
+        return first
+    return ""
 
 
 def _header_limit(labels: list[str]) -> str | None:
