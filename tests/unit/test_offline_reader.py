@@ -274,3 +274,19 @@ def test_a_tolerance_in_a_numbered_note_is_not_the_value() -> None:
     decision = decide(parse_request("Forward voltage", "V", ["IF=20mA"]), Evidence(page_lines={2: lines}))
     assert _values(decision) == (None, 2.0, 2.5, "V")
     assert decision.best.conditions == 1.0
+
+
+GRADES = ("| Symbol | Parameter | Min. | Typ. | Max. | Unit |\n|---|---|---|---|---|---|\n"
+          "| Vio | Input offset voltage XY158A | | | 2 | mV |\n"
+          "| Vio | XY258A, XY358A | | 1 | 3 | mV |\n"
+          "| Vio | XY358 | | 2 | 7 | mV |\n")
+
+
+def test_a_row_that_is_one_part_grade_of_several_yields_to_an_ungraded_statement() -> None:
+    features = ["Features", "Low input offset voltage: 2 mV"]
+    evidence = _evidence(GRADES, 6)
+    evidence.page_lines[1] = features
+    assert _values(decide(parse_request("Input offset voltage"), evidence)) == (None, 2.0, None, "mV")
+    alone = decide(parse_request("Input offset voltage"), _evidence(GRADES, 6))
+    named = decide(parse_request("Input offset voltage", None, ["XY158A"]), _evidence(GRADES, 6))
+    assert "part grades" in alone.reason and alone.confidence < named.confidence

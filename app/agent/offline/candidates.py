@@ -62,6 +62,7 @@ class Candidate:
     in_parentheses: bool = False  # printed inside "( … )", where tolerances and conditions usually go
     caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention
+    grades: tuple[str, ...] = ()  # part numbers naming this row, one grade among sibling rows of other grades
     in_notes: bool = False  # a numbered line of a "Notes:" list, where tolerances and test remarks go
     symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")

@@ -182,8 +182,10 @@ def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int]
                         setattr(cand, role, value)
                         cand.printed.append(cell)
                 cand.alt_labels = [" ".join(label_lines[-k:]) for k in (2, 3, 4) if len(label_lines) >= k]
-                # The cell after the unit is the row's test conditions when the table has that column.
+                # The cell after the unit is the row's test conditions when it reads as one ("IF=20mA"), and
+                # otherwise the name of the next row.
                 after_unit = lines[end + 1].strip() if end + 1 < len(lines) else ""
+                after_unit = after_unit if re.search(r"[=≤≥<>@]", after_unit) else ""
                 cand.context = " ".join([*label_lines, after_unit])
                 cand.value_text = " ".join(cand.printed)
                 cand.abs_max = idx in abs_max_lines

@@ -263,6 +263,10 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if cand.caption:
         total -= 0.3
         notes.append("read from a figure caption")
+    if cand.grades and not _names_grade(query, cand.grades):
+        # The table gives other grades of the part other values; which one the request means is unknown.
+        total -= 0.25
+        notes.append("one of several part grades the table lists")
     if cand.in_notes:
         total -= 0.15  # a note qualifies a value stated elsewhere ("Forward Voltage: +/-0.1V" is its tolerance)
         notes.append("read from a numbered note")
@@ -276,6 +280,11 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if query.wants_field and getattr(cand, query.wants_field) is None:
         total -= 0.1
     return Scored(cand, name, cond, total, notes)
+
+
+def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
+    requested = set(content_tokens(" ".join([query.name, *query.conditions, *query.qualifiers])))
+    return any(g.casefold() in requested for g in grades)
 
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:

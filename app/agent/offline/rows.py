@@ -192,11 +192,35 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
+    grades = _grade_rows([(row, row_roles) for row, row_roles, *_ in data])
     candidates: list[Candidate] = []
-    for (row, row_roles, labels_at, row_title, row_abs_max), label in zip(data, labels, strict=True):
-        candidates.extend(_row_candidates(table.page, row, row_roles, labels_at, unit_columns, row_title,
-                                          row_abs_max, label))
+    for (row, row_roles, labels_at, row_title, row_abs_max), label, row_grades in zip(data, labels, grades,
+                                                                                    strict=True):
+        found = _row_candidates(table.page, row, row_roles, labels_at, unit_columns, row_title, row_abs_max, label)
+        for cand in found:
+            cand.grades = row_grades
+        candidates.extend(found)
     return candidates, roles
+
+
+_PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+def _grade_rows(rows: list[tuple[list[str], list[str | None]]]) -> list[tuple[str, ...]]:
+    """The part numbers naming each row that is one grade among its siblings: consecutive rows of one symbol
+    whose name cells name different parts ("Input offset voltage LM158A" / "LM258A, LM358A" / "LM358")."""
+    grades: list[tuple[str, ...]] = [()] * len(rows)
+    i = 0
+    while i < len(rows):
+        symbol = _first_cell(rows[i][0], rows[i][1], "symbol")
+        j = i + 1
+        while symbol and j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
+            j += 1
+        parts = [tuple(_PART_NUMBER.findall(_first_cell(row, roles, "parameter"))) for row, roles in rows[i:j]]
+        if len({p for p in parts if p}) >= 2:
+            grades[i:j] = parts
+        i = j
+    return grades
 
 
 def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str | None]:
