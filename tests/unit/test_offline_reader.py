@@ -290,3 +290,20 @@ def test_a_row_that_is_one_part_grade_of_several_yields_to_an_ungraded_statement
     alone = decide(parse_request("Input offset voltage"), _evidence(GRADES, 6))
     named = decide(parse_request("Input offset voltage", None, ["XY158A"]), _evidence(GRADES, 6))
     assert "part grades" in alone.reason and alone.confidence < named.confidence
+
+
+def test_a_label_above_naming_the_limit_in_parentheses_sets_the_field_of_the_values_below() -> None:
+    lines = ["Drive", "Speed (approx., max.)", "*5", "Burst rate: Hi: 11 fps, Lo: 3 fps", "Weight", "Approx. 352 g"]
+    decision = decide(parse_request("Burst rate", None, ["Hi"]), Evidence(page_lines={1: lines}))
+    assert _values(decision) == (None, None, 11.0, "fps")
+    plain = ["Drive", "Speed (approx.)", "Burst rate: Hi: 11 fps, Lo: 3 fps"]
+    assert _values(decide(parse_request("Burst rate", None, ["Hi"]), Evidence(page_lines={1: plain}))) == (
+        None, 11.0, None, "fps")
+
+
+def test_a_unit_cell_printed_before_the_value_cell_is_its_unit_and_the_tolerance_after_it_is_not_the_value() -> None:
+    lines = ["SPECIFICATION", "UNIT", "VALUE", "Haze ratio, HZ*", "%", "38.5 +/- 2", "(400-750nm)",
+             "Gloss ratio, GL*", "%", "30.1"]
+    decision = decide(parse_request("Haze ratio", None, ["400-750nm"]), Evidence(page_lines={1: lines}))
+    assert _values(decision) == (None, 38.5, None, "%")
+    assert decision.best.conditions == 1.0

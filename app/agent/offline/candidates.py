@@ -34,6 +34,20 @@ def limit_leading(name: str) -> str | None:
     return "max" if match.group(1).lower().startswith("max") else "min"
 
 
+_HEADER_LIMIT = re.compile(r"\(([^()]*)\)\s*$")
+_LIMIT_WORD = re.compile(r"\b(min|max|minimum|maximum)\b\.?", re.IGNORECASE)
+
+
+def limit_in_parentheses(labels: list[str]) -> str | None:
+    """'min' or 'max' when a header ends in a parenthesis naming one limit ("(N.cm Min)", "(approx., max.)")."""
+    for text in labels:
+        inner = _HEADER_LIMIT.search(" ".join(text.split()))
+        words = {w.lower()[:3] for w in _LIMIT_WORD.findall(inner.group(1))} if inner else set()
+        if len(words) == 1:
+            return "min" if words == {"min"} else "max"
+    return None
+
+
 @dataclass(eq=False)
 class Candidate:
     """A value the reader could answer with, and everything needed to judge and quote it."""
@@ -63,6 +77,7 @@ class Candidate:
     caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention
     grades: tuple[str, ...] = ()  # part numbers naming this row, one grade among sibling rows of other grades
+    after_value: bool = False  # printed right after another value ("38.5 +/- 2"), where tolerances go
     in_notes: bool = False  # a numbered line of a "Notes:" list, where tolerances and test remarks go
     symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate, from_reading
+from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate, from_reading, limit_in_parentheses
 from app.agent.offline.synonyms import fold
 from app.agent.offline.units import parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
@@ -44,6 +44,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         caption = bool(_CAPTION.match(line) or _CAPTION.match(following))
         nearby = " ".join(lines[max(0, idx - 3):idx])
         heading = _heading_above(lines, idx)
+        limit_above = limit_in_parentheses([_label_above(lines, idx)])
         line_cands: list[Candidate] = []
         for n, reading in enumerate(readings):
             left = readings[n - 1].end if n > 0 else 0
@@ -54,11 +55,19 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 before = _DOT_LEADER.sub(" ", line[:reading.start]).strip(" :=-–,;")
             after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
             label = f"{before} {after}".strip() if len(after) < 60 else before
+            unit_cell = None
             if not _naming_words(label) and previous:
-                label = f"{previous} {label}".strip()
+                unit_cell = parse_unit(previous) if reading.unit is None and len(previous) <= 8 else None
+                # "Transmission Single" / "%" / "38.5": a unit column printed before the value column.
+                above = lines[idx - 2].strip() if unit_cell is not None and idx >= 2 else previous
+                label = f"{above} {label}".strip()
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
+            if unit_cell is not None:
+                cand.unit, cand.unit_text = unit_cell, previous
+                if re.fullmatch(r"\(.*\)", following):
+                    cand.context += f" {following}"  # "(400-750nm)": the conditions cell after the value
             # The lines above name a value only when its own line does not ("4" under "Quiescent Current");
             # a heading over a bullet list names what the bullets are about.
             cand.alt_labels = ([f"{nearby} {before}"] if not _naming_words(f"{before} {after}") else []) + (
@@ -69,6 +78,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.caption = caption
             cand.in_notes = idx in notes
+            cand.after_value = n > 0 and not line[readings[n - 1].end:reading.start].strip()
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
@@ -81,6 +91,11 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                     cand.limit_from_wording = True
                 elif cand.abs_max:
                     cand.max, cand.typical = cand.typical, None
+                elif limit_above:
+                    # "Speed (approx., max.)" over "Continuous shooting: Hi+: 11 fps": the label states the limit.
+                    setattr(cand, limit_above, cand.typical)
+                    cand.typical = None
+                    cand.limit_from_wording = True
             line_cands.append(cand)
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))
@@ -103,6 +118,19 @@ def _notes_lines(lines: list[str]) -> set[int]:
         else:
             inside = False
     return found
+
+
+_FOOTNOTE_MARK = re.compile(r"^\W*\d{0,2}\W*$")
+
+
+def _label_above(lines: list[str], idx: int) -> str:
+    """The line just above (past footnote marks such as "*5"), when it is a label without values."""
+    for back in range(idx - 1, max(-1, idx - 3), -1):
+        text = lines[back].strip()
+        if _FOOTNOTE_MARK.match(text):
+            continue
+        return "" if read_values(text) else text
+    return ""
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:

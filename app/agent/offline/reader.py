@@ -271,8 +271,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total -= 0.15  # a note qualifies a value stated elsewhere ("Forward Voltage: +/-0.1V" is its tolerance)
         notes.append("read from a numbered note")
     symmetric = cand.min is not None and cand.max is not None and cand.min == -cand.max
-    if (cand.in_parentheses or cand.in_notes) and symmetric:
-        total -= 0.1  # "(+/–10%)" after a name, or "+/-0.1V" in a note, is the tolerance of a value
+    if (cand.in_parentheses or cand.in_notes or cand.after_value) and symmetric:
+        total -= 0.1  # "(+/–10%)" after a name, "+/- 2" after a value or in a note: the tolerance of a value
     if query.counted and cand.source == "line" and cand.unit is None:
         # A count is printed as "<number> <things>": the words right after the value must be the things.
         counted, _, _ = _phrase_match((query.counted,), cand.following)

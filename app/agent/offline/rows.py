@@ -19,6 +19,7 @@ from app.agent.offline.candidates import (
     SECTION_TITLE,
     Candidate,
     from_reading,
+    limit_in_parentheses,
     limit_leading,
 )
 from app.agent.offline.synonyms import fold
@@ -377,7 +378,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                         cand.unit, cand.unit_text = bare[0], bare[0].canonical
                 if abs_max and reading.kind == "single":
                     cand.max, cand.typical = cand.typical, None
-                elif reading.kind == "single" and (limit := _header_limit(column_labels[i])):
+                elif reading.kind == "single" and (limit := limit_in_parentheses(column_labels[i])):
                     # "Holding Torque (N.cm Min)": the column states which limit its numbers are.
                     setattr(cand, limit, cand.typical)
                     cand.typical = None
@@ -390,10 +391,6 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     return candidates
 
 
-_HEADER_LIMIT = re.compile(r"\(([^()]*)\)\s*$")
-_LIMIT_WORD = re.compile(r"\b(min|max|minimum|maximum)\b\.?", re.IGNORECASE)
-
-
 def _group_symbol(labels: list[str]) -> str:
     """The symbol a group title over Min/Typ/Max columns starts with ("Iv (mcd) [2] @ 10mA"), when the table
     has no Parameter or Symbol column to name its rows' quantity."""
@@ -402,16 +399,6 @@ def _group_symbol(labels: list[str]) -> str:
     if _cell_role(title) is None and re.fullmatch(r"[A-Za-zΔθλη][A-Za-z0-9]{0,5}", first):
         return first
     return ""
-
-
-def _header_limit(labels: list[str]) -> str | None:
-    """'min' or 'max' when a column header ends in a parenthesis naming the limit ("(N.cm Min)", "(max.)")."""
-    for text in labels:
-        inner = _HEADER_LIMIT.search(" ".join(text.split()))
-        words = {w.lower()[:3] for w in _LIMIT_WORD.findall(inner.group(1))} if inner else set()
-        if len(words) == 1:
-            return "min" if words == {"min"} else "max"
-    return None
 
 
 def _sub_row_text(row: list[str], k: int, count: int) -> str:
