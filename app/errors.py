@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.metrics import observe_problem
+
 PROBLEM_JSON = "application/problem+json"
 
 
@@ -63,6 +65,7 @@ class ServiceUnavailable(DsxError):
 
 
 def problem(status: int, code: str, title: str, detail: str, instance: str | None = None, **extra: Any) -> JSONResponse:
+    observe_problem(code, status)
     body: dict[str, Any] = {
         "type": f"https://dsx.dev/problems/{code}",
         "title": title,

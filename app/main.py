@@ -16,6 +16,7 @@ from app.documents import admission
 from app.errors import install_handlers
 from app.health import router as health_router
 from app.jobs.views import router as jobs_router
+from app.metrics import HttpMetricsMiddleware
 from app.metrics import router as metrics_router
 from app.review.api import router as review_router
 from app.review.views import install as install_review_dashboard
@@ -43,6 +44,7 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_handlers(app)
+    app.add_middleware(HttpMetricsMiddleware)
     app.include_router(health_router)
     app.include_router(jobs_router)
     app.include_router(dispatch_router)

@@ -1,11 +1,14 @@
 """Prometheus metrics of dsx: one definition each, and the ways they are fed and read.
 
-Fed three ways:
+Fed four ways:
 
 * ``MetricsSpanProcessor``, an OpenTelemetry span processor, turns finished ``chat``/``execute_tool`` spans of
   the dispatch record into LLM, token, cost, tool, no-tool-call and reasoning-dropped metrics. The span is the
   one source of truth for what a call did, so the metrics can never disagree with the stored record.
 * Plain functions (``observe_*``) called by the pipeline and the jobs API for job-level facts.
+* ``HttpMetricsMiddleware``, an ASGI middleware on the API, counts and times every request by method, route
+  template and status class; the problem handlers (``observe_problem``) and the upload check
+  (``timed_upload_check``) add why requests were refused.
 * ``JobQueueCollector`` reads queue depth from the jobs table at scrape time, so it is right whichever process
   enqueued or dequeued.
 
@@ -26,7 +29,9 @@ import logging
 import os
 import re
 import socket
+import time
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -42,6 +47,8 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import get_settings
 from app.db import session_scope
@@ -59,6 +66,7 @@ _LLM_OUTCOMES = frozenset({"tool_call", "text_only", "empty", "error"})
 _TOOL_OUTCOMES = frozenset({"ok", "error", "empty"})
 _SEVERITIES = frozenset({"info", "warning", "error"})
 _KNOWN_TOOLS = semconv.NAVIGATION_TOOLS | {semconv.SUBMIT_TOOL}
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 # Rule names and engine error codes are written by our own code, not by a model: any identifier-shaped value
 # is kept, anything else (or anything surprisingly long) becomes "other".
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
@@ -71,6 +79,11 @@ _TOOL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 
 _LLM_BUCKETS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 _PARAMETER_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0)
 _JOB_BUCKETS = (1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0)
+# An API request: reads take milliseconds, an upload (stored, checked by MuPDF) up to the check's timeout (10 s).
+_HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+# An upload check: the envelope refusals take microseconds, a MuPDF read milliseconds to seconds, a timeout
+# `admission_timeout_s` (10 s by default, configurable).
+_UPLOAD_CHECK_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
 _HOST = socket.gethostname().replace("_", "-")
@@ -149,6 +162,32 @@ TOOL_DURATION = Histogram(
 )
 
 
+# --- API level (HTTP middleware, problem handlers, upload check) -------------------------------------------
+
+HTTP_REQUESTS = Counter(
+    "http_requests_total",
+    "HTTP requests the API answered, by method, route template (`other` when no route matched) and status class.",
+    ["method", "route", "status_class"], namespace=NAMESPACE,
+)
+HTTP_DURATION = Histogram(
+    "http_request_duration_seconds", "Time the API took to answer one request, by method and route template.",
+    ["method", "route"], namespace=NAMESPACE, buckets=_HTTP_BUCKETS,
+)
+API_PROBLEMS = Counter(
+    "api_problems_total", "RFC 9457 problems the API returned, by their stable code and HTTP status.",
+    ["code", "status"], namespace=NAMESPACE,
+)
+UPLOAD_CHECK_DURATION = Histogram(
+    "upload_check_duration_seconds",
+    "Time to check one upload before it is stored; `outcome` is `admitted` or the refusal's code.",
+    ["outcome"], namespace=NAMESPACE, buckets=_UPLOAD_CHECK_BUCKETS,
+)
+# Refusals that mean a hostile or pathological PDF (an alert watches them): their series exist from the start, at
+# zero, so the first one after a restart is an increase Prometheus can see.
+UPLOAD_CHECK_FAILURE_CODES = ("pdf_check_crashed", "pdf_check_timeout", "pdf_too_complex")
+_UPLOAD_CHECK_FAILURE_STATUS = 422
+
+
 # --- Label hygiene ------------------------------------------------------------------------------------------
 
 def _one_of(value: object, allowed: frozenset[str]) -> str:
@@ -174,10 +213,12 @@ def tool_label(value: object) -> str:
     return _one_of(value, _KNOWN_TOOLS)
 
 
+def _is_http_status(status: object) -> bool:
+    return isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599
+
+
 def _status_class(status: object) -> str:
-    if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599:
-        return f"{status // 100}xx"
-    return "none"
+    return f"{status // 100}xx" if _is_http_status(status) else "none"  # type: ignore[operator]
 
 
 # --- Job-level observations ---------------------------------------------------------------------------------
@@ -345,6 +386,96 @@ class MetricsSpanProcessor(SpanProcessor):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
+
+
+# --- API observations --------------------------------------------------------------------------------------
+
+def observe_problem(code: str, status: int) -> None:
+    """Count one RFC 9457 problem the API returned."""
+    status_label = str(status) if _is_http_status(status) else OTHER
+    _child(API_PROBLEMS, _identifier(code), status_label).inc()
+
+
+@contextmanager
+def timed_upload_check() -> Iterator[None]:
+    """Time the enclosed upload check: ``admitted`` when it returns, else the ``code`` of the typed error it
+    raises (``error`` for an exception without one)."""
+    started = time.perf_counter()
+    outcome = "error"
+    try:
+        yield
+        outcome = "admitted"
+    except Exception as exc:
+        outcome = getattr(exc, "code", None) or "error"
+        raise
+    finally:
+        _child(UPLOAD_CHECK_DURATION, _identifier(outcome)).observe(time.perf_counter() - started)
+
+
+class HttpMetricsMiddleware:
+    """Counts and times every HTTP request the API answers, ``/metrics`` itself excepted.
+
+    A plain ASGI middleware rather than Starlette's ``BaseHTTPMiddleware``, which would buffer streamed
+    responses. The route label is the matched route's template (``/v1/jobs/{job_id}``), never the raw path, and
+    ``other`` when nothing matched: a scanner requesting random paths adds no series.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        # Built once per API process: only the API returns problems.
+        for code in UPLOAD_CHECK_FAILURE_CODES:
+            API_PROBLEMS.labels(code, str(_UPLOAD_CHECK_FAILURE_STATUS))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status: int | None = None
+
+        async def send_and_note_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive, send_and_note_status)
+        except Exception:
+            status = status or 500  # raised before a response started: the server's error middleware answers 500
+            raise
+        finally:
+            # None only when the client went away (cancelled) before any answer: nothing was answered to count.
+            if status is not None:
+                self._observe(scope, status, time.perf_counter() - started)
+
+    @staticmethod
+    def _observe(scope: Scope, status: int, duration_s: float) -> None:
+        route = route_template(scope)
+        if route == "/metrics":
+            return
+        method = _one_of(scope.get("method"), _HTTP_METHODS)
+        _child(HTTP_REQUESTS, method, route, _status_class(status)).inc()
+        _child(HTTP_DURATION, method, route).observe(duration_s)
+
+
+def route_template(scope: Scope) -> str:
+    """The template of the route that handled a request (its scope after routing), or ``other``.
+
+    FastAPI leaves its route in the scope. A mount (the review dashboard's static files) leaves only the app it
+    mounts, which is looked up among the application's mounts.
+    """
+    route = scope.get("route")
+    template = getattr(route, "path_format", None)
+    if isinstance(template, str):
+        return template
+    endpoint = scope.get("endpoint")
+    application = scope.get("app")
+    if endpoint is not None and application is not None:
+        for candidate in getattr(application, "routes", ()):
+            if isinstance(candidate, Mount) and candidate.app is endpoint:
+                return candidate.path + "/{path}"
+    return OTHER
 
 
 # --- Scrape-time collectors and the /metrics route -------------------------------------------------------

@@ -31,6 +31,7 @@ from app.config import get_settings
 from app.documents.sandbox import address_space_bytes, die_with_parent
 from app.documents.validate import check_envelope, inspect_pdf
 from app.errors import InvalidPdf
+from app.metrics import timed_upload_check
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,12 @@ START_TIMEOUT_S = 120.0
 
 def admit_pdf(data: bytes, *, max_bytes: int, max_pages: int) -> int:
     """Return the page count of an upload we can process, or raise a typed error."""
-    check_envelope(data, max_bytes=max_bytes)
-    settings = get_settings()
-    if not settings.admission_sandbox:
-        return inspect_pdf(data, max_pages)
-    return shared_pool().check(data, max_pages, timeout_s=settings.admission_timeout_s)
+    with timed_upload_check():
+        check_envelope(data, max_bytes=max_bytes)
+        settings = get_settings()
+        if not settings.admission_sandbox:
+            return inspect_pdf(data, max_pages)
+        return shared_pool().check(data, max_pages, timeout_s=settings.admission_timeout_s)
 
 
 class AdmissionPool:
