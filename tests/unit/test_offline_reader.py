@@ -307,3 +307,63 @@ def test_a_unit_cell_printed_before_the_value_cell_is_its_unit_and_the_tolerance
     decision = decide(parse_request("Haze ratio", None, ["400-750nm"]), Evidence(page_lines={1: lines}))
     assert _values(decision) == (None, 38.5, None, "%")
     assert decision.best.conditions == 1.0
+
+
+SIBLING_CAPACITANCES = """
+| Parameters | Sym | Min | Typ | Max | Units | Conditions |
+|---|---|---|---|---|---|---|
+| Capacitance (PA) | CAW | — | 75 | — | pF | f = 1 MHz |
+| Capacitance (Pw) | CW | — | 120 | — | pF | f = 1 MHz |
+| Capacitance (PB) | CBW | — | 75 | — | pF | f = 1 MHz |
+"""
+
+
+def test_a_label_naming_only_the_head_noun_is_chosen_by_the_symbol_that_spells_the_rest() -> None:
+    decision = decide(parse_request("Wiper capacitance", "pF", ["f = 1 MHz"]), _evidence(SIBLING_CAPACITANCES))
+    assert _values(decision) == (None, 120.0, None, "pF")
+    assert decision.confidence >= 0.5
+    # Without a symbol to tell the siblings apart, a head noun alone is not enough to answer.
+    no_symbols = SIBLING_CAPACITANCES.replace("CAW", "").replace("CBW", "").replace("| CW |", "|  |")
+    assert decide(parse_request("Wiper capacitance", "pF", []), _evidence(no_symbols)).best is None
+
+
+def test_symbol_spelling_uses_each_word_once_and_no_foreign_letter() -> None:
+    from app.agent.offline.reader import spells_name
+
+    assert spells_name("Rthjc", "Thermal resistance junction to case")
+    assert not spells_name("Rthja", "Thermal resistance junction to case")
+    assert not spells_name("CAW", "Wiper capacitance")
+    assert not spells_name("CWW", "Wiper capacitance")
+
+
+THERMAL = """
+| Symbol | Parameter | Value | Unit |
+|---|---|---|---|
+| Rthja | Thermal resistance junction to ambient SO8 | 125 | °C/W |
+| Rthja | DIP8 | 85 | °C/W |
+| Rthjc | Thermal resistance junction to case SO8 | 40 | °C/W |
+| Rthjc | DIP8 | 41 | °C/W |
+"""
+
+
+def test_a_synonym_inside_a_longer_name_keeps_the_rest_of_the_name_required() -> None:
+    query = parse_request("Thermal resistance junction to case, DIP8")
+    assert "thermal resistance junction to ambient junction to case" in query.phrases
+    decision = decide(query, _evidence(THERMAL))
+    assert decision.best is not None and 41.0 in decision.best.candidate.values()
+
+
+STEPPED_TIMING = """
+| Parameter | Sym | Min | Typ | Max | Units | Conditions |
+|---|---|---|---|---|---|---|
+| SCK input high time | TscH | 45 | — | — | ns | VDD = 2.7V to 5.5V |
+| SCK input high time | TscH | 500 | — | — | ns | VDD = 1.8V to 2.7V |
+"""
+
+
+def test_a_condition_phrase_in_the_name_picks_the_row() -> None:
+    query = parse_request("SCK high time at VDD 1.8 V to 2.7 V")
+    assert query.core == "SCK high time" and query.qualifiers == ["VDD 1.8 V to 2.7 V"]
+    assert _values(decide(query, _evidence(STEPPED_TIMING))) == (500.0, None, None, "ns")
+    assert parse_request("Output current @ 5 V").qualifiers == ["5 V"]
+    assert parse_request("Current for operation").core == "Current for operation"

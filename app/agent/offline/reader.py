@@ -20,7 +20,7 @@ from app.agent.offline.candidates import Candidate
 from app.agent.offline.lines import abs_max_line_numbers, line_candidates, vertical_row_candidates
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
-from app.agent.offline.synonyms import Query, compact, content_tokens, fold
+from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
@@ -129,7 +129,7 @@ def name_score(query: Query, cand: Candidate) -> float:
 
 
 def label_score(query: Query, cand: Candidate, label: str) -> float:
-    best, best_used, label_tokens = _phrase_match(tuple(query.phrases), label)
+    best, best_used, label_tokens = _phrase_match(tuple(query.weighted_phrases), label)
     # A label that says much more than the request ("Supply voltage rejection ratio") is a different
     # parameter more often than not; prose lines say more by nature, so they pay less for it.
     extra = max(0, len(label_tokens) - best_used)
@@ -137,15 +137,61 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
     symbol_tokens = {s.upper() for s in re.findall(r"[A-Za-z][A-Za-z0-9+_]*", f"{cand.symbol} {cand.label}")}
     if any(s.upper() in symbol_tokens for s in query.symbols):
         best += 0.3
-    elif best >= 0.4 and any(s.upper() in symbol_tokens for s in query.all_symbols):
-        # The conventional symbol of the concept ("VDD" for a supply voltage) stands in for missing words.
+    elif best >= 0.4 and (any(s.upper() in symbol_tokens for s in query.all_symbols)
+                          or any(spells_name(s, query.core) for s in _symbol_candidates(cand.symbol, label))):
+        # The conventional symbol of the concept ("VDD" for a supply voltage), or a symbol that spells the name
+        # ("CW" beside "Capacitance" for a wiper capacitance), stands in for missing words.
         best += 0.15 if best < 1.0 else 0.08
+    elif best < MIN_NAME and _head_only(query.core_tokens, label_tokens) and any(
+            spells_name(s, query.core) for s in _symbol_candidates(cand.symbol, label)):
+        # "Capacitance (Pw) | CW" for a wiper capacitance: the label says the head noun, its symbol the rest.
+        best = HEAD_ONLY_NAME
     return best
 
 
 @lru_cache(maxsize=20_000)
 def _label_tokens(label: str) -> tuple[str, ...]:
     return tuple(t for t in content_tokens(label) if not t.isdigit() and t not in _NOISE_TOKENS)
+
+
+# A label that is the name's head noun alone ("Capacitance" for "Wiper capacitance"), beside a symbol spelling
+# the other words ("CW"): named, though by less than the whole name.
+HEAD_ONLY_NAME = 0.7
+_SHORT_TOKEN = 3  # symbol-like tokens ("pw", "cw") beside a head noun do not name another quantity
+
+
+def _symbol_candidates(symbol: str, label: str) -> list[str]:
+    """Symbols that may stand for the name: the symbol cell, else short mixed-case tokens of the label."""
+    found = re.findall(r"[A-Za-z][A-Za-z0-9]{1,7}", symbol)
+    if not found:
+        found = [t for t in re.findall(r"\b[A-Za-z][A-Za-z0-9]{1,5}\b", label) if looks_like_symbol(t)]
+    return found
+
+
+@lru_cache(maxsize=50_000)
+def spells_name(symbol: str, name: str) -> bool:
+    """Whether a symbol is the initial of a word of the name followed by abbreviations of its other words, each used
+    once ("CW": Capacitance, Wiper; "Rthjc": Resistance, THermal, Junction, Case). A letter that abbreviates
+    no word of the name ("CAW" has an A) means the symbol names a sibling quantity."""
+    words = [t for t in content_tokens(name) if t.isalpha()]
+    letters = fold(re.sub(r"[^A-Za-z]", "", symbol))
+    if len(words) < 2 or len(letters) < 2:
+        return False
+
+    def spell(rest: str, unused: tuple[str, ...]) -> bool:
+        if not rest:
+            return True
+        for i, word in enumerate(unused):
+            for size in (3, 2, 1):
+                if len(rest) >= size and word.startswith(rest[:size]) and spell(
+                        rest[size:], unused[:i] + unused[i + 1:]):
+                    return True
+        return False
+
+    # The quantity's letter leads: usually the head noun's, but a postmodified name ("resistance junction to
+    # case") ends in another word, so any word of the name may lead.
+    return any(word[0] == letters[0] and spell(letters[1:], tuple(words[:i] + words[i + 1:]))
+               for i, word in enumerate(words))
 
 
 @lru_cache(maxsize=200_000)
@@ -167,13 +213,21 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     return coverage, used
 
 
-def _phrase_match(phrases: tuple[str, ...], label: str) -> tuple[float, int, tuple[str, ...]]:
+def _head_only(phrase_tokens: list[str], label_tokens: tuple[str, ...]) -> bool:
+    """A label that says the name's head noun (its last word) and nothing else but symbol-like short tokens."""
+    if len(phrase_tokens) < 2 or not label_tokens:
+        return False
+    head = phrase_tokens[-1]
+    words = [t for t in label_tokens if len(t) > _SHORT_TOKEN]
+    return len(words) == 1 and _token_match(head, words[0])
+
+
+def _phrase_match(phrases: tuple[tuple[str, float], ...], label: str) -> tuple[float, int, tuple[str, ...]]:
     """Best weighted coverage of the label by the request's phrasings (the first is the name as typed)."""
     best = 0.0
     best_used = 0
-    for i, phrase in enumerate(phrases):
+    for phrase, weight in phrases:
         coverage, used = _one_phrase(phrase, label)
-        weight = 1.0 if i == 0 else 0.9
         if coverage * weight > best:
             best, best_used = coverage * weight, used
         if best >= 1.0:
@@ -275,7 +329,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total -= 0.1  # "(+/–10%)" after a name, "+/- 2" after a value or in a note: the tolerance of a value
     if query.counted and cand.source == "line" and cand.unit is None:
         # A count is printed as "<number> <things>": the words right after the value must be the things.
-        counted, _, _ = _phrase_match((query.counted,), cand.following)
+        counted, _, _ = _phrase_match(((query.counted, 1.0),), cand.following)
         total += 0.15 if counted >= 0.99 else -0.15
     if query.wants_field and getattr(cand, query.wants_field) is None:
         total -= 0.1

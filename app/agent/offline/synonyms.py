@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from app.agent.offline.units import Unit, parse_unit
 
@@ -165,6 +165,12 @@ def looks_like_symbol(text: str) -> bool:
     return any(c.isupper() for c in token) and not token.isalpha() or (token.isupper() and len(token) <= 6)
 
 
+# What a full match of a phrasing other than the typed name is worth, and of a concept's bare phrasing when the
+# concept is only part of the typed name.
+SYNONYM_WEIGHT = 0.9
+PARTIAL_SYNONYM_WEIGHT = 0.75
+
+
 @dataclass
 class Query:
     """What the request asks for, split into the parts the reader scores separately."""
@@ -193,14 +199,30 @@ class Query:
             return {self.unit.dimension}
         return {d for c in self.concepts for d in c.dimensions}
 
-    @property
+    @cached_property
     def phrases(self) -> list[str]:
-        seen: list[str] = [self.core] + ([self.counted] if self.counted else [])
+        return [phrase for phrase, _ in self.weighted_phrases]
+
+    @cached_property
+    def weighted_phrases(self) -> list[tuple[str, float]]:
+        """The name as typed, then the concepts' phrasings, each with the weight a full match of it is worth.
+        A concept found inside a longer name ("thermal resistance" in "Thermal resistance junction to case")
+        rephrases the words it matched while the rest of the name still has to be found; its bare phrasings
+        count for less, or "junction to ambient" would read as well as "junction to case"."""
+        seen: dict[str, float] = {self.core: 1.0}
+        if self.counted:
+            seen.setdefault(self.counted, SYNONYM_WEIGHT)
+        folded = " ".join(tokens(self.core))
         for concept in self.concepts:
+            span = _concept_span(concept, folded)
+            whole = span is None or span == folded
             for phrase in concept.phrases:
-                if phrase not in seen:
-                    seen.append(phrase)
-        return seen
+                if not whole:
+                    variant = f" {folded} ".replace(f" {span} ", f" {' '.join(tokens(phrase))} ", 1).strip()
+                    if variant != folded:
+                        seen.setdefault(variant, SYNONYM_WEIGHT)
+                seen.setdefault(phrase, SYNONYM_WEIGHT if whole else PARTIAL_SYNONYM_WEIGHT)
+        return list(seen.items())
 
     @property
     def all_symbols(self) -> list[str]:
@@ -240,6 +262,20 @@ def _spelled_out(text: str) -> str:
     return _ABBREVIATIONS.sub(lambda m: _ABBREVIATION_WORDS[m.group(0).casefold()], text)
 
 
+# "SCK high time at VDD 1.8 V to 2.7 V", "Output current @ 5 V", "Torque for 24 V": a trailing phrase that
+# states a measured condition (it holds a number) says which row or column, not what the parameter is called.
+_CONDITION_PHRASE = re.compile(r"\s*(?:\s(?:at|for|with|under|when)\s|@)\s*(?P<condition>[^@]*\d[^@]*)$",
+                               re.IGNORECASE)
+
+
+def split_condition_phrase(core: str) -> tuple[str, str | None]:
+    """The name without a trailing condition phrase, and that phrase (None when there is none)."""
+    match = _CONDITION_PHRASE.search(core)
+    if match is None or len(content_tokens(core[:match.start()])) < 1:
+        return core, None
+    return core[:match.start()].strip(" -:,"), match.group("condition").strip()
+
+
 def parse_request(name: str, unit: str | None = None, conditions: list[str] | None = None,
                   notes: str | None = None) -> Query:
     """Split 'Supply voltage (absolute maximum)' or 'Resistance (RAB), 10 kΩ option' into core name,
@@ -259,6 +295,9 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
         core = head
         qualifiers.extend(r.strip() for r in rest if r.strip())
     core = re.sub(r"\s+", " ", core).strip(" -:")
+    core, condition_phrase = split_condition_phrase(core)
+    if condition_phrase:
+        qualifiers.append(condition_phrase)
     counted = _COUNT_OF.match(core)
     core = _spelled_out(core)
     wants_abs_max = bool(ABS_MAX_WORDS.search(name))
@@ -285,6 +324,13 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
     )
     query.concepts = concepts_for(core, parsed_unit)
     return query
+
+
+def _concept_span(concept: Concept, folded_core: str) -> str | None:
+    """The phrasing of ``concept`` the (folded) name contains as whole words, longest first."""
+    spans = [" ".join(tokens(p)) for p in concept.phrases]
+    inside = [p for p in spans if p and f" {p} " in f" {folded_core} "]
+    return max(inside, key=len) if inside else None
 
 
 def concepts_for(core: str, unit: Unit | None) -> list[Concept]:
