@@ -367,3 +367,19 @@ def test_a_condition_phrase_in_the_name_picks_the_row() -> None:
     assert _values(decide(query, _evidence(STEPPED_TIMING))) == (500.0, None, None, "ns")
     assert parse_request("Output current @ 5 V").qualifiers == ["5 V"]
     assert parse_request("Current for operation").core == "Current for operation"
+
+
+def test_prose_limit_wording_sets_the_field() -> None:
+    lines = ["Tachometer output", "When using a 12V fan a resistor value of 2.7 kΩ or larger is suitable.",
+             "The supply ripple must be not more than 50 mV peak to peak."]
+    resistor = decide(parse_request("Fan resistor", "kohm"), _evidence("", lines=lines))
+    ripple = decide(parse_request("Supply ripple", "mV"), _evidence("", lines=lines))
+    assert _values(resistor)[:3] == (2.7, None, None)
+    assert _values(ripple)[:3] == (None, None, 50.0)
+
+
+def test_words_after_between_qualify_the_head_and_weigh_less() -> None:
+    lines = ["The signal transmission distance is up to 120 cm."]
+    decision = decide(parse_request("Signal transmission distance between two repeaters", "cm"),
+                      _evidence("", lines=lines))
+    assert decision.best is not None and _values(decision)[:3] == (None, None, 120.0)

@@ -83,10 +83,12 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
                 lead = fold(before)
-                if re.search(r"\b(max|maximum|up to)\b", lead) or re.match(r"^\W*(max|maximum)\b", fold(after)):
+                if (re.search(r"\b(max|maximum|up to|(?:not|no) more than|at most|not exceeding)\b", lead)
+                        or re.match(r"^\W*(max|maximum|or (?:less|lower|smaller|below))\b", fold(after))):
                     cand.max, cand.typical = cand.typical, None
                     cand.limit_from_wording = True
-                elif re.search(r"\b(min|minimum|at least)\b", lead) or re.match(r"^\W*(min|minimum)\b", fold(after)):
+                elif (re.search(r"\b(min|minimum|at least|(?:not|no) less than)\b", lead)
+                      or re.match(r"^\W*(min|minimum|or (?:larger|greater|more|higher|above))\b", fold(after))):
                     cand.min, cand.typical = cand.typical, None
                     cand.limit_from_wording = True
                 elif cand.abs_max:

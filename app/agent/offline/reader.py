@@ -210,7 +210,16 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
         coverage, used = _coverage(phrase_tokens, _label_index(label))
     if coverage < 1.0 and len(compact(phrase)) >= 6 and compact(phrase) in compact(label):
         coverage, used = 1.0, len(phrase_tokens)
+    head = _POSTMODIFIER.split(phrase, maxsplit=1)
+    if coverage < 1.0 and len(head) > 1 and content_tokens(head[0]):
+        # "distance between two pixels": the words after "between" qualify the quantity the words before
+        # name, so the label needs those less than it needs the head.
+        head_coverage, _ = _one_phrase(head[0], label)
+        coverage = max(coverage, (coverage + head_coverage) / 2)
     return coverage, used
+
+
+_POSTMODIFIER = re.compile(r"\s(?:between|after|during|across|among|within)\s", re.IGNORECASE)
 
 
 def _head_only(phrase_tokens: list[str], label_tokens: tuple[str, ...]) -> bool:
