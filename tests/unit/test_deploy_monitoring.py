@@ -135,7 +135,7 @@ def test_alerts_cover_the_failures_operators_must_be_paged_on() -> None:
     used = " ".join(expressions.values())
     for needle in ("dsx_llm_http_200_no_tool_call_total", "dsx:flags_per_parameter:ratio_rate30m",
                    'dsx_parameter_duration_seconds_count{outcome!="submitted"}', "dsx_queue_oldest_age_seconds",
-                   "up{"):
+                   "up{", "dsx_api_problems_total{code=~", 'dsx_http_requests_total{status_class="5xx"'):
         assert needle in used, f"no alert watches {needle}"
     for rule in alert_rules():
         assert ALERT_SHAPE.match(rule["expr"].strip()), f"{rule['alert']}: expr is not `(<measure>) > <threshold>`"
@@ -159,6 +159,14 @@ def test_alerts_watch_the_alert_path_itself() -> None:
     assert severities["DsxAlertmanagerNotificationsFailing"] == "warning"
     for name in ("DsxAlertmanagerTargetDown", "DsxAlertmanagerSendFailing", "DsxAlertmanagerNotDiscovered"):
         assert severities[name] == "critical", name
+
+
+def test_the_upload_check_alert_watches_the_codes_exported_from_zero() -> None:
+    """rate() cannot see a counter's first increment when the series is born with it: the codes the alert
+    matches must be the ones the API exposes at zero before any happens."""
+    (expr,) = [rule["expr"] for rule in alert_rules() if rule["alert"] == "DsxUploadChecksFailing"]
+    (codes,) = re.findall(r'code=~"([^"]+)"', expr)
+    assert set(codes.split("|")) == set(metrics.UPLOAD_CHECK_FAILURE_CODES)
 
 
 def test_up_alerts_name_jobs_that_are_scraped() -> None:
@@ -208,7 +216,7 @@ def test_dashboard_queries_use_exported_metrics_and_parse(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_dashboard_covers_throughput_latency_cost_tools_flags_and_no_tool_calls() -> None:
+def test_dashboard_covers_throughput_latency_cost_tools_flags_no_tool_calls_and_the_api() -> None:
     queries = " ".join(dashboard_queries())
     for topic, needle in {
         "throughput": "dsx_jobs_finished_total",
@@ -219,6 +227,10 @@ def test_dashboard_covers_throughput_latency_cost_tools_flags_and_no_tool_calls(
         "flags by rule": "sum by (rule) (rate(dsx_flags_total",
         "no-tool-call rate": "sum by (model) (rate(dsx_llm_http_200_no_tool_call_total",
         "queue": "dsx_queue_depth",
+        "API request rate by route": "sum by (route, status_class) (rate(dsx_http_requests_total",
+        "API latency by route": "sum by (le, route) (rate(dsx_http_request_duration_seconds_bucket",
+        "upload refusals by code": "sum by (outcome) (rate(dsx_upload_check_duration_seconds_count",
+        "problems by code": "sum by (code, status) (increase(dsx_api_problems_total",
     }.items():
         assert needle in queries, f"the dashboard shows no {topic}"
 
