@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,6 +12,8 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.metrics import observe_problem
+
+log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -107,6 +110,13 @@ def install_handlers(app: FastAPI) -> None:
         # An id or offset beyond what the database stores (SQLite's INTEGER is 64-bit): a client error, not a 500.
         return problem(422, "value_out_of_range", "Invalid input", "A number in the request is out of range.",
                        str(request.url.path))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not the client's fault: a problem like every other answer, with the details in the log only.
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem(500, "internal_error", "Internal server error",
+                       "The server hit an unexpected error; it has been logged.", str(request.url.path))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

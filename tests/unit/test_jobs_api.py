@@ -205,6 +205,22 @@ def test_database_outage_is_503_with_retry_after(dsx_env, monkeypatch: pytest.Mo
     assert client.get("/readyz").status_code == 503
 
 
+def test_an_unexpected_error_is_a_500_problem_without_internals(dsx_env) -> None:  # noqa: ANN001
+    from app.main import create_app
+
+    app = create_app()
+
+    def broken() -> None:
+        raise RuntimeError("secret internal state 0xdeadbeef")
+
+    app.add_api_route("/v1/broken", broken)
+    response = TestClient(app, raise_server_exceptions=False).get("/v1/broken")
+    assert response.status_code == 500
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["code"] == "internal_error"
+    assert "0xdeadbeef" not in response.text
+
+
 def test_concurrent_uploads_of_one_pdf_share_a_blob(client: TestClient, dsx_env) -> None:  # noqa: ANN001
     from concurrent.futures import ThreadPoolExecutor
 
