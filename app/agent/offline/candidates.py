@@ -72,7 +72,6 @@ class Candidate:
     own_label: str | None = None  # this row's own name cell when ``label`` joins a name wrapped over rows
     merged: bool = False  # nominal and range of one line read together
     assignment: bool = False  # printed as "X = value", the way test conditions are written
-    limit_from_wording: bool = False  # min/max taken from a word next to the value ("Maximum current is 5mA")
     in_parentheses: bool = False  # printed inside "( … )", where tolerances and conditions usually go
     caption: bool = False  # part of a figure caption ("FIGURE 2-24: ... 10 kΩ"), which describes a plot
     extra_conditions: str = ""  # row conditions the request did not mention

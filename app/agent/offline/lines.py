@@ -86,18 +86,15 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 if (re.search(r"\b(max|maximum|up to|(?:not|no) more than|at most|not exceeding)\b", lead)
                         or re.match(r"^\W*(max|maximum|or (?:less|lower|smaller|below))\b", fold(after))):
                     cand.max, cand.typical = cand.typical, None
-                    cand.limit_from_wording = True
                 elif (re.search(r"\b(min|minimum|at least|(?:not|no) less than)\b", lead)
                       or re.match(r"^\W*(min|minimum|or (?:larger|greater|more|higher|above))\b", fold(after))):
                     cand.min, cand.typical = cand.typical, None
-                    cand.limit_from_wording = True
                 elif cand.abs_max:
                     cand.max, cand.typical = cand.typical, None
                 elif limit_above:
                     # "Speed (approx., max.)" over "Continuous shooting: Hi+: 11 fps": the label states the limit.
                     setattr(cand, limit_above, cand.typical)
                     cand.typical = None
-                    cand.limit_from_wording = True
             line_cands.append(cand)
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))

@@ -386,7 +386,6 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 elif reading.kind == "single" and (limit := limit_leading(own_label)):
                     setattr(cand, limit, cand.typical)  # "Max. airflow | 186.7 m³/h"
                     cand.typical = None
-                    cand.limit_from_wording = True
                 candidates.append(cand)
     return candidates
 
