@@ -383,3 +383,19 @@ def test_words_after_between_qualify_the_head_and_weigh_less() -> None:
     decision = decide(parse_request("Signal transmission distance between two repeaters", "cm"),
                       _evidence("", lines=lines))
     assert decision.best is not None and _values(decision)[:3] == (None, None, 120.0)
+
+
+def test_a_first_row_of_bare_conditions_heads_the_variant_columns() -> None:
+    markdown = """
+| PUMP DATA |  | 5V | 48V |
+|---|---|---|---|
+| Rated voltage | V | 5 | 48 |
+| Rated flow | l/min | 1.5 | 2.25 |
+| Holding current | mA | 310 | 42 |
+"""
+    high = decide(parse_request("Rated flow (48V version)", "l/min", ["48V"]), _evidence(markdown))
+    low = decide(parse_request("Holding current", "mA", ["5 V"]), _evidence(markdown))
+    assert _values(high)[1] == 2.25
+    assert _values(low)[1] == 310
+    # The header row is not itself read as a row of values.
+    assert all(s.candidate.label.strip() != "PUMP DATA" for s in high.alternatives)

@@ -167,12 +167,14 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
     unit_columns = _unit_like_columns(rows)
     # First pass: header rows update roles and column labels; data rows are kept with the state they saw.
     data: list[tuple[list[str], list[str | None], list[list[str]], str, bool]] = []
-    for row in rows:
+    for n, row in enumerate(rows):
+        variants = False
         row_roles, group_titles = _merged_group_header([_cell_role(c) for c in row], row)
         # A row naming three or more columns, or titling a group of them, is a header even when a title holds a
         # value ("Quiescent Current: <0.5mA Min.", "Iv (mcd) @ 10mA Min. Typ.").
         if _is_header_row(row) and (not _looks_like_data_row(row, roles) or group_titles
-                                    or sum(1 for r in row_roles if r) >= 3):
+                                    or sum(1 for r in row_roles if r) >= 3
+                                    or (variants := not data and _variant_header(row, rows[n + 1:]))):
             found_roles = [r for r in row_roles if r]
             if len(found_roles) >= 2 or (found_roles and found_roles[0] in (*NUMERIC_ROLES, "value")
                                          and sum(1 for c in row if c) <= 3):
@@ -189,7 +191,8 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
             elif SECTION_TITLE.search(joined):
                 abs_max = False
             if not title:
-                title = joined
+                # Each variant names its own column; as the title of every row they would match any of them.
+                title = " ".join(c for c in dict.fromkeys(row) if c and not (variants and read_values(c)))
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
@@ -269,6 +272,21 @@ def _unit_like_columns(rows: list[list[str]]) -> set[int]:
         if len(cells) >= 3 and sum(1 for c in cells if parse_unit(c.split("\n")[0]) is not None) >= 0.6 * len(cells):
             found.add(i)
     return found
+
+
+_CONDITION_CELL = re.compile(r"^\s*[-+±]?\d+(?:[.,]\d+)?\s*[A-Za-zΩµ°%]{1,4}\s*$")
+
+
+def _variant_header(row: list[str], below: list[list[str]]) -> bool:
+    """A first row whose value cells are bare conditions ("MOTOR DATA | | 12V | 24V") over columns of plain
+    numbers: the variants the columns belong to, not a row of data."""
+    columns = [i for i, cell in enumerate(row) if cell and read_values(cell)]
+    if len(columns) < 2 or not all(_CONDITION_CELL.match(row[i]) and parse_unit(
+            re.sub(r"^[^A-Za-zΩµ°%]*", "", row[i])) is not None for i in columns):
+        return False
+    cells = [r[i] for r in below[:6] for i in columns if i < len(r) and r[i]]
+    plain = [c for c in cells if parse_number(c.strip()) is not None]
+    return len(cells) >= 2 and len(plain) >= 0.6 * len(cells)
 
 
 def _looks_like_data_row(row: list[str], roles: list[str | None]) -> bool:
