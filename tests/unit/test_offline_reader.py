@@ -399,3 +399,18 @@ def test_a_first_row_of_bare_conditions_heads_the_variant_columns() -> None:
     assert _values(low)[1] == 310
     # The header row is not itself read as a row of values.
     assert all(s.candidate.label.strip() != "PUMP DATA" for s in high.alternatives)
+
+
+def test_a_block_of_labels_beside_a_block_of_values_pairs_them_in_order() -> None:
+    lines = ["Pump X7 industrial", "2.4 l/min", "Ceramic", "9 W / 24 V", "1800 RPM", "38 dB(A)",
+             "Nominal flow", "Seal material", "Input power / voltage", "Max. pump speed (+/-5%)", "Noise level",
+             "Rev. 3, 2024"]
+    evidence = Evidence()
+    evidence.page_lines[2] = lines
+    speed = decide(parse_request("Maximum pump speed", "rpm"), evidence)
+    flow = decide(parse_request("Nominal flow", "l/min"), evidence)
+    assert _values(speed) == (None, None, 1800.0, "rpm")
+    assert _values(flow)[1] == 2.4
+    # Two label lines after two values are as likely a heading and a caption: not read as a block.
+    evidence.page_lines[2] = ["1800 RPM", "38 dB(A)", "Max. pump speed (+/-5%)", "Noise level"]
+    assert decide(parse_request("Maximum pump speed", "rpm"), evidence).best is None

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import re
 
-from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate, from_reading, limit_in_parentheses
+from app.agent.offline.candidates import (
+    ABS_MAX_TITLE,
+    SECTION_TITLE,
+    Candidate,
+    from_reading,
+    limit_in_parentheses,
+    limit_leading,
+)
 from app.agent.offline.synonyms import fold
 from app.agent.offline.units import parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
@@ -233,3 +240,59 @@ def abs_max_line_numbers(lines: list[str]) -> set[int]:
         if inside:
             found.add(idx)
     return found
+
+
+_PARENTHESES = re.compile(r"\([^()]*\)")
+_MIN_BLOCK = 3
+
+
+def _is_label_line(text: str) -> bool:
+    """A short line that names something and states no value of its own ("Max. rotational speed (+/–10%)": a
+    tolerance in parentheses is part of the label)."""
+    text = text.strip()
+    return (2 <= len(text) <= 60 and text[0].isalpha() and len(_naming_words(text)) >= 1
+            and not read_values(_PARENTHESES.sub(" ", text)))
+
+
+def block_pair_candidates(page: int, lines: list[str]) -> list[Candidate]:
+    """Spec sheets that print a block of labels beside a block of values, which the text layer gives as one
+    run of labels right after (or before) a run of as many value lines: the i-th label names the i-th value."""
+    candidates: list[Candidate] = []
+    idx = 0
+    while idx < len(lines):
+        if not _is_label_line(lines[idx]):
+            idx += 1
+            continue
+        end = idx
+        while end < len(lines) and _is_label_line(lines[end]):
+            end += 1
+        count = end - idx
+        if count >= _MIN_BLOCK:
+            blocks = [b for b in (lines[idx - count:idx] if idx >= count else [], lines[end:end + count])
+                      if len(b) == count]
+            valued = [b for b in blocks if sum(1 for v in b if read_values(v)) * 2 >= count]
+            if valued:
+                block = max(valued, key=lambda b: sum(1 for v in b if read_values(v)))
+                for label, value_line in zip(lines[idx:end], block, strict=True):
+                    candidates.extend(_paired_candidates(page, label.strip(), value_line))
+        idx = end
+    return candidates
+
+
+def _paired_candidates(page: int, label: str, value_line: str) -> list[Candidate]:
+    found: list[Candidate] = []
+    limit = limit_in_parentheses([label]) or limit_leading(label)
+    for reading in read_values(value_line):
+        if not reading.has_value:
+            continue
+        cand = from_reading(page, reading, "line")
+        cand.label = label
+        cand.context = f"{label} {value_line}"
+        cand.line_text = value_line
+        cand.following = value_line[reading.end:].strip()
+        if reading.kind == "single" and reading.typical is not None and limit:
+            setattr(cand, limit, cand.typical)
+            cand.typical = None
+        found.append(cand)
+    return found
+

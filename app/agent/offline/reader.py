@@ -17,7 +17,12 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from app.agent.offline.candidates import Candidate
-from app.agent.offline.lines import abs_max_line_numbers, line_candidates, vertical_row_candidates
+from app.agent.offline.lines import (
+    abs_max_line_numbers,
+    block_pair_candidates,
+    line_candidates,
+    vertical_row_candidates,
+)
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
@@ -362,6 +367,7 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
     for page, lines in evidence.page_lines.items():
         candidates.extend(_line_candidates_cached(page, tuple(lines), True))
         candidates.extend(_vertical_candidates_cached(page, tuple(evidence.cell_lines.get(page, lines))))
+        candidates.extend(_block_pair_candidates_cached(page, tuple(lines)))
     for page, lines in evidence.hit_lines.items():
         if page not in evidence.page_lines:
             candidates.extend(_line_candidates_cached(page, tuple(lines), False))
@@ -389,6 +395,11 @@ def _line_candidates_cached(page: int, lines: tuple[str, ...], full_page: bool) 
 @lru_cache(maxsize=4096)
 def _vertical_candidates_cached(page: int, lines: tuple[str, ...]) -> tuple[Candidate, ...]:
     return tuple(vertical_row_candidates(page, list(lines), abs_max_line_numbers(list(lines))))
+
+
+@lru_cache(maxsize=4096)
+def _block_pair_candidates_cached(page: int, lines: tuple[str, ...]) -> tuple[Candidate, ...]:
+    return tuple(block_pair_candidates(page, list(lines)))
 
 
 def _table_under_abs_max(table: Table, lines: list[str]) -> bool:
