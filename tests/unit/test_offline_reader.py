@@ -414,3 +414,10 @@ def test_a_block_of_labels_beside_a_block_of_values_pairs_them_in_order() -> Non
     # Two label lines after two values are as likely a heading and a caption: not read as a block.
     evidence.page_lines[2] = ["1800 RPM", "38 dB(A)", "Max. pump speed (+/-5%)", "Noise level"]
     assert decide(parse_request("Maximum pump speed", "rpm"), evidence).best is None
+
+
+def test_a_count_word_one_word_after_the_value_is_its_unit() -> None:
+    evidence = Evidence()
+    evidence.page_lines[1] = ["Mechanical Life ............ 50,000 switching cycles"]
+    decision = decide(parse_request("Mechanical life"), evidence)
+    assert _values(decision) == (None, 50000.0, None, "cycles")

@@ -113,3 +113,11 @@ def test_word_units_and_thermal_units_have_dimensions() -> None:
 def test_limit_word_after_a_restatement_in_other_units() -> None:
     first = read_values("Torque ....0.35 N-cm (0.5 oz.-in.) maximum (unsealed)")[0]
     assert (first.typical, first.max, first.unit.canonical) == (None, 0.35, "N.cm")
+
+
+def test_counts_and_durations_written_as_words_are_units() -> None:
+    assert _one("Warranty 5 years") == (None, 5.0, None, "years")
+    assert _one("Guarantee: 1 year") == (None, 1.0, None, "years")
+    assert _one("Endurance 100,000 cycles") == (None, 100000.0, None, "cycles")
+    assert parse_unit("years").dimension == parse_unit("hours").dimension == "time"
+    assert parse_unit("revolutions").dimension != parse_unit("cycles").dimension

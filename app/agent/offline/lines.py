@@ -18,7 +18,7 @@ from app.agent.offline.candidates import (
     limit_leading,
 )
 from app.agent.offline.synonyms import fold
-from app.agent.offline.units import parse_unit
+from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
 
 _NOT_NAMES = frozenset({"typ", "typical", "max", "maximum", "min", "minimum", "nom", "nominal", "for", "and", "the",
@@ -81,6 +81,8 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 [f"{heading} {before} {after}"] if heading else [])
             cand.line_text = line
             cand.following = after
+            if cand.unit is None:
+                cand.unit, cand.unit_text = _counted_unit(after)
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
                                                         re.search(r"absolute\s+max", before, re.I))
             cand.caption = caption
@@ -106,6 +108,18 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))
     return candidates
+
+
+# "1,000,000 shaft revolutions", "10 years": counts and durations written as words name their unit even when
+# one word stands between them and the number.
+_COUNTED_WORD = re.compile(r"^(?:[a-z]+\s+)?(revolutions?|cycles?|years?|hours?|pixels?)\b", re.IGNORECASE)
+
+
+def _counted_unit(after: str) -> tuple[Unit | None, str | None]:
+    match = _COUNTED_WORD.match(after)
+    if match is None:
+        return None, None
+    return parse_unit(match.group(1)), match.group(1)
 
 
 _NOTES_HEADING = re.compile(r"^\s*notes?\s*:?\s*$", re.IGNORECASE)

@@ -63,6 +63,9 @@ _NAMED: dict[str, tuple[str, float]] = {
     "hours": ("time", 3600.0),
     "min": ("time", 60.0),
     "sec": ("time", 1.0),
+    "years": ("time", 31_557_600.0),
+    "revolutions": ("count_revolutions", 1.0),
+    "cycles": ("count_cycles", 1.0),
     "dots": ("count_dots", 1.0),
     "shots": ("count_shots", 1.0),
     "fps": ("frame_rate", 1.0),
@@ -93,7 +96,8 @@ _TOKEN_ALTERNATIVES = sorted(
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
         r"RPM", r"rpm", r"mcd", r"cd", r"nm", r"[mc]m", r"k?g", r"mNm", r"N\.?cm", r"hrs", r"h", r"min", r"deg",
         r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes", r"N-cm", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
-        r"volts?", r"amps?", r"hours", r"milliseconds?", r"microseconds?", r"seconds?",
+        r"volts?", r"amps?", r"hours?", r"years?", r"revolutions?", r"cycles?", r"milliseconds?",
+        r"microseconds?", r"seconds?",
     ],
     key=len,
     reverse=True,
@@ -107,6 +111,9 @@ _WORD_UNITS: dict[str, str] = {
     "volt": "V", "volts": "V", "amp": "A", "amps": "A", "millisecond": "ms", "milliseconds": "ms",
     "microsecond": "us", "microseconds": "us", "second": "s", "seconds": "s", "n-cm": "N.cm", "ncm": "N.cm",
 }
+
+
+_PLURAL_WORDS = {w: p for p in ("years", "revolutions", "cycles", "hours", "pixels") for w in (p, p[:-1])}
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,10 @@ def canonical_spelling(token: str) -> str:
         return "megapixels"
     if text.lower() in ("tap", "taps"):
         return "taps"
+    # Counts and durations written as words: one spelling whatever the number ("1 year", "6 years").
+    plural = _PLURAL_WORDS.get(text.lower())
+    if plural:
+        return plural
     if text in ("Vpp", "Vrms", "VRMS", "VDC", "VAC"):
         return "V"
     if text.endswith("Hz") and text[:-2] == "K":
