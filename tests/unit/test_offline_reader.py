@@ -421,3 +421,20 @@ def test_a_count_word_one_word_after_the_value_is_its_unit() -> None:
     evidence.page_lines[1] = ["Mechanical Life ............ 50,000 switching cycles"]
     decision = decide(parse_request("Mechanical life"), evidence)
     assert _values(decision) == (None, 50000.0, None, "cycles")
+
+
+def test_the_section_title_above_a_table_places_it_when_the_page_text_lists_all_headings_first() -> None:
+    markdown = """
+| Parameter | Blue | Units |
+|---|---|---|
+| Forward Current | 25 | mA |
+| Reverse Voltage | 5 | V |
+"""
+    lines = ["Absolute Maximum Ratings at TA=25°C", "Electrical Characteristics at TA=25°C", "Forward Current",
+             "25", "Reverse Voltage", "5"]
+    request = parse_request("Forward current (absolute maximum)", "mA")
+    scrambled = _evidence(markdown, lines=lines)
+    assert decide(request, scrambled).best is None or decide(request, scrambled).best.candidate.max is None
+    for table in scrambled.tables[3]:
+        table.caption = "Absolute Maximum Ratings at TA=25°C"
+    assert _values(decide(request, scrambled)) == (None, None, 25.0, "mA")

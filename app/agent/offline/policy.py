@@ -60,8 +60,11 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
 
 
 @lru_cache(maxsize=2048)
-def _parsed_tables(markdown: str, page: int) -> tuple[Table, ...]:
-    return tuple(parse_markdown_tables(markdown, page))
+def _parsed_tables(markdown: str, page: int, caption: str = "") -> tuple[Table, ...]:
+    tables = parse_markdown_tables(markdown, page)
+    if len(tables) == 1:
+        tables[0].caption = caption
+    return tuple(tables)
 
 
 def gather(conv: Conversation) -> Evidence:
@@ -96,7 +99,8 @@ def gather(conv: Conversation) -> Evidence:
             page = int(result.get("page") or exchange.arguments.get("page") or 0)
             for table in result.get("tables", []) or []:
                 markdown = table.get("markdown", "") if isinstance(table, dict) else str(table)
-                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page))
+                caption = str(table.get("title") or "") if isinstance(table, dict) else ""
+                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page, caption))
         elif exchange.name == "search_text":
             for hit in result.get("hits", []) or []:
                 page = hit.get("page")

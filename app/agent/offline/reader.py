@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from app.agent.offline.candidates import Candidate
+from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate
 from app.agent.offline.lines import (
     abs_max_line_numbers,
     block_pair_candidates,
@@ -362,7 +362,7 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
         lines = tuple(evidence.page_lines.get(page, []))
         for table in evidence.tables[page]:
             rows = tuple(tuple(row) for row in table.rows)
-            found, roles = _table_candidates_cached(page, rows, table.title, lines, roles)
+            found, roles = _table_candidates_cached(page, rows, table.title, lines, roles, table.caption)
             candidates.extend(found)
     for page, lines in evidence.page_lines.items():
         candidates.extend(_line_candidates_cached(page, tuple(lines), True))
@@ -378,10 +378,15 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
 # Candidates are treated as read-only after construction.
 @lru_cache(maxsize=4096)
 def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title: str, lines: tuple[str, ...],
-                             roles: tuple[str | None, ...] | None
+                             roles: tuple[str | None, ...] | None, caption: str = ""
                              ) -> tuple[tuple[Candidate, ...], tuple[str | None, ...]]:
     table = Table(page, [list(r) for r in rows], title)
-    hint = _table_under_abs_max(table, list(lines))
+    # A section title right above the table says where it sits better than page text whose reading order the
+    # text layer may have scrambled (all headings first, then all tables).
+    if len(caption) < 80 and SECTION_TITLE.search(caption):
+        hint = bool(ABS_MAX_TITLE.search(caption))
+    else:
+        hint = _table_under_abs_max(table, list(lines))
     found, final_roles = table_candidates(table, abs_max_hint=hint, inherited_roles=list(roles) if roles else None)
     return tuple(found), tuple(final_roles)
 

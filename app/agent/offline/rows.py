@@ -45,6 +45,7 @@ class Table:
     page: int
     rows: list[list[str]]
     title: str = ""
+    caption: str = ""  # the text the table tool found above the table ("Absolute Maximum Ratings at TA=25°C")
 
 
 def _clean_cell(cell: str) -> str:
