@@ -438,3 +438,16 @@ def test_the_section_title_above_a_table_places_it_when_the_page_text_lists_all_
     for table in scrambled.tables[3]:
         table.caption = "Absolute Maximum Ratings at TA=25°C"
     assert _values(decide(request, scrambled)) == (None, None, 25.0, "mA")
+
+
+def test_a_footnote_mark_in_a_row_name_brings_the_note_text_as_its_conditions() -> None:
+    markdown = """
+| Parameter | Rating | Units |
+|---|---|---|
+| Pulsed Current [2] | 900 | mA |
+| Pulsed Current [3] | 400 | mA |
+"""
+    lines = ["Notes:", "1. Free air.", "2. 1/20 duty cycle, 50us pulse width.", "3. Continuous, heat sink attached."]
+    evidence = _evidence(markdown, lines=lines)
+    assert _values(decide(parse_request("Pulsed current", "mA", ["1/20 duty cycle"]), evidence))[1] == 900
+    assert _values(decide(parse_request("Pulsed current", "mA", ["heat sink"]), evidence))[1] == 400

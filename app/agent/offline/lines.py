@@ -140,6 +140,26 @@ def _notes_lines(lines: list[str]) -> set[int]:
     return found
 
 
+_NOTE_LINE = re.compile(r"^\s*(\d{1,2})\s*[.)]\s*(\S.*)$")
+
+
+def footnotes(lines: list[str]) -> dict[str, list[str]]:
+    """The numbered notes of a page ("1. 1/10 Duty Cycle, 0.1ms Pulse Width."), by number; a page with several
+    "Notes:" lists gives each number every text it has."""
+    found: dict[str, list[str]] = {}
+    inside = False
+    for line in lines:
+        if _NOTES_HEADING.match(line):
+            inside = True
+            continue
+        match = _NOTE_LINE.match(line) if inside else None
+        if match is None:
+            inside = False
+            continue
+        found.setdefault(match.group(1), []).append(match.group(2).strip())
+    return found
+
+
 _FOOTNOTE_MARK = re.compile(r"^\W*\d{0,2}\W*$")
 
 

@@ -20,6 +20,7 @@ from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate
 from app.agent.offline.lines import (
     abs_max_line_numbers,
     block_pair_candidates,
+    footnotes,
     line_candidates,
     vertical_row_candidates,
 )
@@ -388,7 +389,15 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
     else:
         hint = _table_under_abs_max(table, list(lines))
     found, final_roles = table_candidates(table, abs_max_hint=hint, inherited_roles=list(roles) if roles else None)
+    notes = footnotes(list(lines))
+    for cand in found:
+        # "Peak Forward Current [1]": the conditions of the rating are in note 1 below the table.
+        for mark in _FOOTNOTE_REF.findall(cand.label):
+            cand.context += " " + " ".join(notes.get(mark, []))
     return tuple(found), tuple(final_roles)
+
+
+_FOOTNOTE_REF = re.compile(r"\[(\d{1,2})\]")
 
 
 @lru_cache(maxsize=4096)
