@@ -451,3 +451,19 @@ def test_a_footnote_mark_in_a_row_name_brings_the_note_text_as_its_conditions() 
     evidence = _evidence(markdown, lines=lines)
     assert _values(decide(parse_request("Pulsed current", "mA", ["1/20 duty cycle"]), evidence))[1] == 900
     assert _values(decide(parse_request("Pulsed current", "mA", ["heat sink"]), evidence))[1] == 400
+
+
+def test_a_row_of_one_symbol_whose_name_cell_is_only_conditions_measures_the_quantity_named_above() -> None:
+    markdown = """
+| Symbol | Parameter | Min. | Typ. | Max. | Unit |
+|---|---|---|---|---|---|
+| IOL | Output low current VDD = 5 V, VO = 0.4 V | 8 | 15 |  | mA |
+| IOL | Tmin < Tamb < Tmax | 6 |  |  | mA |
+| IOL | VDD = 5 V, VO = 0.1 V | 90 | 200 |  | µA |
+| VOH | Output high voltage RL = 1 kΩ | 4.6 |  |  | V |
+"""
+    low = decide(parse_request("Output low current at VO = 0.1 V", "uA", ["VO = 0.1 V"]), _evidence(markdown))
+    assert _values(low) == (90.0, 200.0, None, "uA")
+    assert "VO = 0.1 V" in low.reason
+    plain = decide(parse_request("Output low current", "mA"), _evidence(markdown))
+    assert _values(plain) == (8.0, 15.0, None, "mA")

@@ -515,6 +515,9 @@ def _describe(cand: Candidate) -> str:
             parts.append(f"{label} {value:g}")
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or "")
     label = re.sub(r"\s+", " ", cand.label)[:60]
+    own = re.sub(r"\s+", " ", cand.own_label or "")
+    if own and own not in re.sub(r"\s+", " ", cand.label):
+        label = f"{label} [{own[:60]}]"  # a row named by the row above: its own cell says which conditions
     return f"{label}: {', '.join(parts)} {unit}".strip()
 
 

@@ -197,6 +197,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
+    labels = _condition_rows([(row, row_roles) for row, row_roles, *_ in data], labels)
     grades = _grade_rows([(row, row_roles) for row, row_roles, *_ in data])
     candidates: list[Candidate] = []
     for (row, row_roles, labels_at, row_title, row_abs_max), label, row_grades in zip(data, labels, grades,
@@ -248,6 +249,29 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
                 labels[i:j] = [joined] * (j - i)
         i = j
     return labels
+
+
+_ASSIGNMENT_START = re.compile(r"^\s*[A-Za-z][A-Za-z0-9]{0,6}\s*[+-]?\s*=")
+
+
+def _condition_rows(rows: list[tuple[list[str], list[str | None]]], labels: list[str | None]) -> list[str | None]:
+    """Rows of one symbol whose name cell holds only conditions ("Isink | VCC+ = +15 V, Vo = +0.2 V") measure
+    the quantity the first row of the symbol names ("Output sink current VCC+ = +15 V, Vo = +2 V"): they take
+    that name."""
+    result = list(labels)
+    head_symbol, head_name = "", ""
+    for n, (row, roles) in enumerate(rows):
+        symbol = _first_cell(row, roles, "symbol")
+        name = _first_cell(row, roles, "parameter").split("\n")[0].strip()
+        if symbol and symbol == head_symbol:
+            # One symbol, one quantity: rows between ("Tmin < Tamb < Tmax") do not start another.
+            if head_name and _ASSIGNMENT_START.match(name) and result[n] is None:
+                result[n] = head_name
+            continue
+        # The whole name cell, conditions included, so that both rows name the quantity equally well and only
+        # the requested conditions tell them apart (the row's own cell still holds its conditions).
+        head_symbol, head_name = symbol, name
+    return result
 
 
 def _continues_name(cell: str) -> bool:
