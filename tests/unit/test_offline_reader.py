@@ -467,3 +467,18 @@ def test_a_row_of_one_symbol_whose_name_cell_is_only_conditions_measures_the_qua
     assert "VO = 0.1 V" in low.reason
     plain = decide(parse_request("Output low current", "mA"), _evidence(markdown))
     assert _values(plain) == (8.0, 15.0, None, "mA")
+
+
+def test_requested_conditions_compare_set_values_as_numbers_in_si() -> None:
+    markdown = """
+| Parameter | Conditions | Min | Typ | Max | Unit |
+|---|---|---|---|---|---|
+| Output current | VO = 2 V, VDD = 5 V | 20 | 30 |  | mA |
+| Output current | VO = 200 mV, VDD = 5 V | 4 | 6 |  | mA |
+"""
+    # The text "VO=0.2V" is not printed, and "2 V" is contained in it: only the values tell the rows apart.
+    decision = decide(parse_request("Output current", "mA", ["VO = 0.2 V"]), _evidence(markdown))
+    assert _values(decision) == (4.0, 6.0, None, "mA")
+    assert decision.best.conditions == 1.0
+    other = next(s for s in decision.alternatives if s.candidate.min == 20.0)
+    assert other.conditions == 0.0

@@ -27,6 +27,7 @@ from app.agent.offline.lines import (
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
+from app.agent.offline.units import parse_unit
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
@@ -261,10 +262,43 @@ def _piece_in(piece: str, haystack: str) -> bool:
     return False
 
 
-def item_score(item: str, haystack_compact: str, haystack_tokens: list[str]) -> float:
+_ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*([A-Za-zΩµμ°%]{0,5})")
+
+
+@lru_cache(maxsize=50_000)
+def _assignments(text: str) -> tuple[tuple[str, float], ...]:
+    """'VCC+ = +15 V, Vo = +0.2 V' -> (('vcc+', 15.0), ('vo', 0.2)): each quantity set and its value in SI."""
+    found = []
+    for name, sign, number, unit_text in _ASSIGNED.findall(text):
+        unit = parse_unit(unit_text) if unit_text else None
+        found.append((fold(name + sign), float(number.replace(",", ".")) * (unit.factor if unit else 1.0)))
+    return tuple(found)
+
+
+def _assignments_agree(item: str, haystack: str) -> bool | None:
+    """Whether the haystack sets the quantities the item sets to the same values, numbers compared as numbers in
+    SI ('VO = 200 mV' agrees with a requested 'VO = 0.2 V'; 'Vo = +2 V' contradicts 'Vo = +0.2 V' though the
+    text of one contains the other): False on any contradiction, True when every one agrees, else None."""
+    printed = _assignments(haystack)
+    wanted = _assignments(item)
+    agreed = 0
+    for name, value in wanted:
+        values = [v for n, v in printed if n == name]
+        if not values:
+            continue
+        if not any(abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) for v in values):
+            return False
+        agreed += 1
+    return True if wanted and agreed == len(wanted) else None
+
+
+def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], haystack: str = "") -> float:
     pieces = [compact(p) for p in re.split(r"[,;]|\band\b", item) if compact(p)]
     if pieces and all(_piece_in(p, haystack_compact) for p in pieces):
         return 1.0
+    agree = _assignments_agree(item, haystack) if haystack else None
+    if agree is not None:
+        return 1.0 if agree else 0.0
     item_tokens = content_tokens(item)
     if not item_tokens:
         return 0.0
@@ -287,7 +321,7 @@ def conditions_score(query: Query, cand: Candidate) -> float | None:
     haystack = f"{cand.context} {own} {cand.symbol}"
     haystack_compact = compact(haystack)
     haystack_tokens = content_tokens(haystack)
-    return sum(item_score(item, haystack_compact, haystack_tokens) for item in items) / len(items)
+    return sum(item_score(item, haystack_compact, haystack_tokens, haystack) for item in items) / len(items)
 
 
 # --- Scoring -----------------------------------------------------------------------------------------------
