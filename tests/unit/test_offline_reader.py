@@ -482,3 +482,15 @@ def test_requested_conditions_compare_set_values_as_numbers_in_si() -> None:
     assert decision.best.conditions == 1.0
     other = next(s for s in decision.alternatives if s.candidate.min == 20.0)
     assert other.conditions == 0.0
+
+
+def test_a_label_line_over_a_dot_leader_line_names_what_its_sub_label_qualifies() -> None:
+    evidence = Evidence()
+    evidence.page_lines[1] = [
+        "Insulation Resistance (IEC 60512, Test 3a)",
+        " 500 VDC ......................................... 1,000 megohms minimum",
+        "Breakdown Voltage (IEC 60512, Test 4a)",
+        " Room Temperature ................................ 750 VAC minimum",
+    ]
+    decision = decide(parse_request("Breakdown voltage", "V", ["room temperature"]), evidence)
+    assert _values(decision) == (750.0, None, None, "V")

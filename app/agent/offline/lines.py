@@ -79,6 +79,10 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             # a heading over a bullet list names what the bullets are about.
             cand.alt_labels = ([f"{nearby} {before}"] if not _naming_words(f"{before} {after}") else []) + (
                 [f"{heading} {before} {after}"] if heading else [])
+            if previous != heading and _is_label_line(previous):
+                # "Dielectric Withstanding Voltage (MIL-STD-202, Method 301)" over "Sea Level ..... 1,500 VAC":
+                # a label line over a dot-leader line names the quantity its sub-label qualifies.
+                cand.alt_labels.append(f"{previous} {before} {after}")
             cand.line_text = line
             cand.following = after
             if cand.unit is None:
