@@ -121,3 +121,8 @@ def test_counts_and_durations_written_as_words_are_units() -> None:
     assert _one("Endurance 100,000 cycles") == (None, 100000.0, None, "cycles")
     assert parse_unit("years").dimension == parse_unit("hours").dimension == "time"
     assert parse_unit("revolutions").dimension != parse_unit("cycles").dimension
+
+
+def test_a_prefix_spaced_from_bytes_is_part_of_the_unit() -> None:
+    assert _one("8k bytes Internal SRAM") == (None, 8.0, None, "kbytes")
+    assert parse_unit("k bytes").factor == parse_unit("kB").factor

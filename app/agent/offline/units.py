@@ -78,6 +78,8 @@ _NAMED: dict[str, tuple[str, float]] = {
     "kB": ("bytes", 1e3),
     "KB": ("bytes", 1e3),
     "Kbytes": ("bytes", 1e3),
+    "kbytes": ("bytes", 1e3),
+    "Mbytes": ("bytes", 1e6),
     "MB": ("bytes", 1e6),
     "GB": ("bytes", 1e9),
 }
@@ -95,7 +97,8 @@ _TOKEN_ALTERNATIVES = sorted(
         r"[pnuµμmkKMG]?A", r"[pnuµμmkKMG]?W", r"[pnuµμm]?F", r"[pnuµμm]?H", r"[pnuµμm]s", r"sec", r"s",
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
         r"RPM", r"rpm", r"mcd", r"cd", r"nm", r"[mc]m", r"k?g", r"mNm", r"N\.?cm", r"hrs", r"h", r"min", r"deg",
-        r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes", r"N-cm", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
+        r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes", r"[kKMG]\sbytes",
+        r"N-cm", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
         r"volts?", r"amps?", r"hours?", r"years?", r"revolutions?", r"cycles?", r"milliseconds?",
         r"microseconds?", r"seconds?",
     ],
