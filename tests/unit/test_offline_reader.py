@@ -494,3 +494,10 @@ def test_a_label_line_over_a_dot_leader_line_names_what_its_sub_label_qualifies(
     ]
     decision = decide(parse_request("Breakdown voltage", "V", ["room temperature"]), evidence)
     assert _values(decision) == (750.0, None, None, "V")
+
+
+def test_hyphenated_words_match_the_same_words_written_apart() -> None:
+    evidence = Evidence()
+    evidence.page_lines[6] = ["Allowed on-time ratio 10% to 90%", "The signal is not inverted, 100% on time ratio."]
+    decision = decide(parse_request("On time ratio range", "%"), evidence)
+    assert _values(decision) == (10.0, None, 90.0, "%")

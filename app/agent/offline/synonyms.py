@@ -142,9 +142,18 @@ def compact(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+_HYPHENATED_WORDS = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})+")
+
+
 @lru_cache(maxsize=100_000)
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(t for t in re.split(r"[^0-9a-z+\-]+", fold(text)) if t and t not in ("-", "+"))
+    found: list[str] = []
+    for t in re.split(r"[^0-9a-z+\-]+", fold(text)):
+        if not t or t in ("-", "+"):
+            continue
+        # "duty-cycle" is the words "duty cycle"; signs and part numbers ("-40", "vcc-", "mil-std-202") stay whole.
+        found.extend(t.split("-") if _HYPHENATED_WORDS.fullmatch(t) else [t])
+    return tuple(found)
 
 
 def tokens(text: str) -> list[str]:
