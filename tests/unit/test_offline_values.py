@@ -126,3 +126,8 @@ def test_counts_and_durations_written_as_words_are_units() -> None:
 def test_a_prefix_spaced_from_bytes_is_part_of_the_unit() -> None:
     assert _one("8k bytes Internal SRAM") == (None, 8.0, None, "kbytes")
     assert parse_unit("k bytes").factor == parse_unit("kB").factor
+
+
+def test_a_resistance_prefix_spaced_from_ohm_is_part_of_the_unit() -> None:
+    assert _one("a resistor of 2.7K Ohm or larger") == (None, 2.7, None, "kohm")
+    assert _one("4.7 k ohms") == (None, 4.7, None, "kohm")

@@ -98,7 +98,7 @@ _TOKEN_ALTERNATIVES = sorted(
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
         r"RPM", r"rpm", r"mcd", r"cd", r"nm", r"[mc]m", r"k?g", r"mNm", r"N\.?cm", r"hrs", r"h", r"min", r"deg",
         r"dots", r"fps", r"[kKMG]B", r"[kK]?bytes", r"[kKMG]\sbytes",
-        r"N-cm", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
+        r"N-cm", r"[kKM]\s(?:[Oo]hms?|Ω)", r"m3\s?/\s?h", r"(?:kil|meg)ohms?", r"watts?",
         r"volts?", r"amps?", r"hours?", r"years?", r"revolutions?", r"cycles?", r"milliseconds?",
         r"microseconds?", r"seconds?",
     ],
