@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     index_sandbox: bool = True
     index_build_memory_mb: int = 1536
     index_build_kill_after_s: float | None = None
-    # Upload admission reads the PDF in pre-started child processes (app/documents/admission.py).
+    # Upload admission reads the PDF in pre-started child processes (app/jobs/admission.py).
     admission_sandbox: bool = True  # off: read it in the API process itself (fast start for one-off commands)
     admission_workers: int = Field(default=2, ge=1)  # child processes checking uploads at the same time
     admission_memory_mb: int = 768  # address space a check may add to the loaded child (0 = no cap)

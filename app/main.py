@@ -10,16 +10,16 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.jobs import router as jobs_router
+from app.api.metrics import HttpMetricsMiddleware
+from app.api.metrics import router as metrics_router
+from app.api.problems import install_handlers
 from app.config import get_settings
+from app.dashboard.views import install as install_review_dashboard
 from app.dispatch.views import router as dispatch_router
-from app.documents import admission
-from app.errors import install_handlers
 from app.health import router as health_router
-from app.jobs.views import router as jobs_router
-from app.metrics import HttpMetricsMiddleware
-from app.metrics import router as metrics_router
+from app.jobs import admission
 from app.review.api import router as review_router
-from app.review.views import install as install_review_dashboard
 from app.security import check_startup_policy
 
 log = logging.getLogger(__name__)

@@ -30,8 +30,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main() -> None:
-    from app.documents.admission import AdmissionPool
     from app.documents.validate import inspect_pdf
+    from app.jobs.admission import AdmissionPool
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)

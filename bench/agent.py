@@ -180,7 +180,7 @@ def grown_datasheet(source: Path, target: Path, min_pages: int = 320) -> Path:
 
 
 def open_real_index(path: Path) -> DatasheetIndex | None:
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from app.documents.tools import DocumentTools
 
     try:

@@ -121,7 +121,7 @@ def _visual_rows(page: Any) -> list[_Row]:
 
 
 def _numbers(text: str) -> list[float]:
-    from app.review.grounding import numbers_in
+    from app.detectors.grounding import numbers_in
 
     return [n.values[0] for n in numbers_in(text)]
 
@@ -132,7 +132,7 @@ def neighbouring_row(claim: Any, index: Any) -> tuple[dict[str, float], str] | N
     The value words are found inside the gold quote's located boxes; a neighbour word is taken in the same
     column (horizontal overlap) of the nearest row that has one, else the nearest numeric word one row away.
     """
-    from app.review.grounding import ground_value
+    from app.detectors.grounding import ground_value
 
     fields = {k: getattr(claim, k) for k in ("min", "typical", "max") if getattr(claim, k) is not None}
     located = ground_value(index, 0, {**fields, "unit": claim.unit}, claim.source_text, [claim.page])
@@ -223,13 +223,13 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
     from app.agent import engines
     from app.agent.schemas import RunContext
     from app.db import session_scope
+    from app.detectors.rules import Context, evaluate
     from app.dispatch import telemetry
     from app.evaluation.claims import request_for
-    from app.jobs import pipeline
+    from app.flows import extraction as extraction_flow
+    from app.flows import review
     from app.jobs.service import create_job
-    from app.review import service as review
     from app.review.models import Flag, Grounding
-    from app.review.rules import Context, evaluate
 
     request = request_for(claim)
     with session_scope() as session:
@@ -242,7 +242,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
                                     phases=phases, dispatcher=dispatcher)
     telemetry.flush()
     with session_scope() as session:
-        extraction, cross_row, _ = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)
+        extraction, cross_row, _ = extraction_flow.record_answer(session, job_id, parameter_id, outcome, cross, index)
         flags = [{"rule": f.rule, "severity": f.severity, "message": f.message, "evidence": f.evidence}
                  for f in session.scalars(select(Flag).where(Flag.extraction_id == extraction.id))]
         # Evaluability is not stored; recompute it from the same inputs the review used.
@@ -276,7 +276,7 @@ def _grounding_flag_justified(cell: Cell) -> bool:
     """Whether a clean run's grounding flags are deserved, judged independently of how grounding searched:
     ``value_not_in_quote`` when no missing number is printed in the quote string itself; ``quote_not_found``
     when no tool ever showed the model that quote (else the search failed on text the document did contain)."""
-    from app.review.grounding import numbers_in
+    from app.detectors.grounding import numbers_in
 
     for flag in cell.flags:
         if flag["rule"] == "quote_not_found" and flag["evidence"].get("quote_seen_in_tool_output"):
@@ -292,8 +292,8 @@ def _grounding_flag_justified(cell: Cell) -> bool:
 
 
 def report(cells: list[Cell], seconds: float) -> dict[str, Any]:
+    from app.detectors.rules import DISPATCH_RULES, RULES
     from app.evaluation.stats import rate
-    from app.review.rules import DISPATCH_RULES, RULES
 
     out: dict[str, Any] = {"seconds": round(seconds, 1), "arms": {}}
     by_arm: dict[str, list[Cell]] = {}
@@ -392,7 +392,7 @@ def main() -> None:
     from app.agent.tools import DocumentDispatcher
     from app.config import OFFLINE_MODEL
     from app.dispatch import semconv as sc
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from app.evaluation.arms import NullDispatcher
     from app.evaluation.claims import load_claims, resolve_document
 

@@ -115,7 +115,7 @@ def main() -> None:
 
     from app.documents import cache
     from app.documents.build import build_index
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from app.documents.tables import page_tables
     from app.documents.tools import DocumentTools
 

@@ -123,7 +123,7 @@ def main() -> int:
     from app.agent.engines import run_parameter
     from app.agent.registry import resolve_model
     from app.agent.schemas import RunContext
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from app.evaluation.claims import load_claims, request_for, resolve_document
     from app.evaluation.grading import grade
 

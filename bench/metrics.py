@@ -29,6 +29,7 @@ CHILD_SPANS = r"""
 import json, sys, time
 from opentelemetry.sdk.trace import TracerProvider
 from app import metrics
+from app.dispatch.metrics import MetricsSpanProcessor
 from app.dispatch import semconv
 
 n = int(sys.argv[1])
@@ -38,7 +39,7 @@ attributes = {semconv.DSX_MODEL_ALIAS: "bench-model", semconv.DSX_HTTP_STATUS: 2
               semconv.DSX_LLM_LATENCY_MS: 900.0}
 plain = TracerProvider().get_tracer("bench")
 instrumented_provider = TracerProvider()
-instrumented_provider.add_span_processor(metrics.MetricsSpanProcessor())
+instrumented_provider.add_span_processor(MetricsSpanProcessor())
 instrumented = instrumented_provider.get_tracer("bench")
 
 def per_span(tracer):
@@ -86,8 +87,9 @@ print("{}")
 
 CHILD_SCRAPE = r"""
 import json, sys, time
-from prometheus_client import generate_latest
+from prometheus_client import REGISTRY, generate_latest
 from app import metrics
+from app.api.metrics import scrape_registry
 repeats = int(sys.argv[1])
 if len(sys.argv) > 2:
     exec(sys.argv[2])  # in-memory peer: this process's own registry holds one writer's samples
@@ -98,9 +100,9 @@ def timed(fn):
         start = time.perf_counter(); fn(); best = min(best, time.perf_counter() - start)
     return best
 
-single = timed(lambda: generate_latest(metrics.REGISTRY))
-print(json.dumps({"single_registry_s": single, "scrape_s": timed(lambda: generate_latest(metrics.scrape_registry())),
-                  "bytes": len(generate_latest(metrics.scrape_registry()))}))
+single = timed(lambda: generate_latest(REGISTRY))
+print(json.dumps({"single_registry_s": single, "scrape_s": timed(lambda: generate_latest(scrape_registry())),
+                  "bytes": len(generate_latest(scrape_registry()))}))
 """
 
 

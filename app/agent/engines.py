@@ -29,11 +29,12 @@ from app.agent.registry import ModelConfig
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext, SubmittedExtraction
 from app.agent.tools import Dispatcher, DocumentDispatcher, tool_surface_version
 from app.agent.transport import Capabilities
+from app.contracts import ENGINE_NAMES, Engine
 from app.dispatch import semconv, telemetry
 from app.documents.index import DatasheetIndex
 
-AUTO, AGENTIC, SINGLE_PASS = "auto", "agentic", "single-pass"
-ENGINES = (AUTO, AGENTIC, SINGLE_PASS)
+AUTO, AGENTIC, SINGLE_PASS = Engine.AUTO.value, Engine.AGENTIC.value, Engine.SINGLE_PASS.value
+ENGINES = ENGINE_NAMES
 AGENT_NAME = "dsx-datasheet-extractor"
 
 CHARS_PER_TOKEN = 4  # a conservative average for datasheet text (numbers and units tokenise densely)

@@ -1,8 +1,8 @@
 """The contract between a job and an engine: what is asked, and what may be answered.
 
-``ParameterRequest`` is the allow-list: these four fields are everything about a job that can reach a
-model. ``SubmittedExtraction`` is the argument schema of the ``submit_extraction`` tool, the only way an
-engine answers. ``EngineOutcome`` is what an engine hands back to the pipeline.
+``ParameterRequest`` (defined in ``app.contracts``) is the allow-list: these four fields are everything about a
+job that can reach a model. ``SubmittedExtraction`` is the argument schema of the ``submit_extraction`` tool,
+the only way an engine answers. ``EngineOutcome`` is what an engine hands back to the extraction flow.
 """
 
 from __future__ import annotations
@@ -11,30 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.contracts import ExtractedValue, ParameterRequest
 
-class ParameterRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    unit: str | None = None
-    conditions: list[str] = Field(default_factory=list)
-    notes: str | None = None
-
-
-class ExtractedValue(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    min: float | None = None
-    typical: float | None = None
-    max: float | None = None
-    unit: str | None = None
-    conditions: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _at_least_one_number(self) -> ExtractedValue:
-        if self.min is None and self.typical is None and self.max is None:
-            raise ValueError("a value needs at least one of min, typical, max")
-        return self
+__all__ = ["EngineOutcome", "ExtractedValue", "ParameterRequest", "RunContext", "SubmittedExtraction"]
 
 
 class SubmittedExtraction(BaseModel):

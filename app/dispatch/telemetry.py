@@ -1,7 +1,7 @@
 """The tracer provider of the dispatch record, and the writer-side helpers the agent uses.
 
 One ``TracerProvider`` per process, built on first use: it writes every finished span to the database
-(``exporter.DatabaseSpanProcessor``), feeds the Prometheus metrics (``app.metrics.MetricsSpanProcessor``)
+(``exporter.DatabaseSpanProcessor``), feeds the Prometheus metrics (``app.dispatch.metrics.MetricsSpanProcessor``)
 and, when ``DSX_OTLP_ENDPOINT`` is set, exports to an OpenTelemetry collector with long attributes
 truncated. It is deliberately not installed as the global OTel provider: the record must not depend on
 (or be sampled by) whatever else in the process configures OpenTelemetry.
@@ -41,7 +41,7 @@ _override: trace.TracerProvider | None = None
 
 def _metrics_processor() -> SpanProcessor | None:
     try:
-        from app.metrics import MetricsSpanProcessor
+        from app.dispatch.metrics import MetricsSpanProcessor
     except ImportError:
         return None
     return MetricsSpanProcessor()

@@ -42,7 +42,14 @@ def disk_path(sha256: str, cache_dir: Path | None = None) -> Path:
     return base / sha256[:2] / f"{sha256}.v{INDEX_FORMAT_VERSION}.pickle"
 
 
-def open_cached(path: Path, sha256: str | None = None) -> DatasheetIndex:
+def open_index(path: Path, sha256: str | None = None) -> DatasheetIndex:
+    """Open the index of the PDF at ``path`` from cache (memory, then disk) or build it.
+
+    Raises ``IndexBuildError`` with a stable ``code`` for PDFs that cannot be indexed (corrupt, encrypted, no
+    pages, too many pages, build over its time budget). A PDF without a text layer still opens, with
+    ``text_layer == "none"``.
+    """
+    path = Path(path)
     if not path.is_file():
         raise IndexBuildError(f"No PDF at {path}.", code="file_not_found")
     sha = sha256 or sha256_file(path)

@@ -238,15 +238,3 @@ class DatasheetIndex:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._init_runtime()
-
-
-def open_index(path: Path, sha256: str | None = None) -> DatasheetIndex:
-    """Open the index of the PDF at ``path`` from cache (memory, then disk) or build it.
-
-    Raises ``IndexBuildError`` with a stable ``code`` for PDFs that cannot be indexed (corrupt, encrypted, no
-    pages, too many pages, build over its time budget). A PDF without a text layer still opens, with
-    ``text_layer == "none"``.
-    """
-    from app.documents.cache import open_cached
-
-    return open_cached(Path(path), sha256)

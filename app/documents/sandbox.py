@@ -36,8 +36,8 @@ from typing import Any
 
 from app.config import get_settings
 from app.documents import hazards
-from app.documents.cache import disk_path, load_from_disk, sha256_file
-from app.documents.index import DatasheetIndex, IndexBuildError, open_index
+from app.documents.cache import disk_path, load_from_disk, open_index, sha256_file
+from app.documents.index import DatasheetIndex, IndexBuildError
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Admission checks for an uploaded PDF: each failure is a typed error with a stable code.
 
 ``check_envelope`` is cheap and runs wherever the upload is; ``inspect_pdf`` parses the file with MuPDF and is what
-``app.documents.admission`` runs in a limited child process.
+``app.jobs.admission`` runs in a limited child process.
 """
 
 from __future__ import annotations

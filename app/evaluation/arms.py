@@ -34,10 +34,10 @@ import pymupdf
 
 from app.agent.phases import Phase, extraction_phase, without_tools
 from app.agent.tools import Dispatcher, DocumentDispatcher, ToolResult
+from app.detectors.record import RunRecord, records_from_spans
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
 from app.errors import InvalidInput
-from app.review.record import RunRecord, records_from_spans
 
 AGENTIC = "agentic"
 SINGLE_PASS = "single-pass"

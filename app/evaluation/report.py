@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from app.detectors.config import RuleSettings, rule_settings
+from app.detectors.severity import Severity
 from app.evaluation import arms as arm_registry
 from app.evaluation.archive import Archive
 from app.evaluation.claims import Claim, ClaimSet
@@ -28,8 +30,6 @@ from app.evaluation.markdown import render_markdown
 from app.evaluation.oracle import Oracle, Stated, judge
 from app.evaluation.rescore import FlagSource, datasheets_dir, redetect_cells
 from app.evaluation.stats import claim_group_rate, group_by, rate, stability
-from app.review.config import RuleSettings, rule_settings
-from app.review.models import Severity
 
 GRADING_VERSION = "1"
 

@@ -2,7 +2,7 @@
 an old run without a model call.
 
 Each cell's run is rebuilt from its archived dispatch record (every span with its payload) and audited by
-``app.review.service.audit``, the function the pipeline reviews answers with, given exactly what the pipeline gave
+``app.detectors.audit.audit``, the function the pipeline reviews answers with, given exactly what the pipeline gave
 it: the request's name/unit/conditions, the stored answer, the cross-check's answer and error, the engine error
 and the engine that actually ran. With the intended datasheet at hand (same sha256 as when the cell ran) the
 values are grounded too, so document rules and grounding rules run again; without it grounding is skipped.
@@ -23,12 +23,12 @@ from typing import Any
 
 import yaml
 
-from app.documents.cache import sha256_file
-from app.documents.index import DatasheetIndex, IndexBuildError, open_index
+from app.detectors.audit import audit
+from app.detectors.config import RuleSettings
+from app.detectors.record import RunRecord, Submission, records_from_spans
+from app.documents.cache import open_index, sha256_file
+from app.documents.index import DatasheetIndex, IndexBuildError
 from app.errors import InvalidInput
-from app.review.config import RuleSettings
-from app.review.record import RunRecord, Submission, records_from_spans
-from app.review.service import audit
 
 log = logging.getLogger(__name__)
 

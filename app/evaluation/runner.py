@@ -27,17 +27,19 @@ from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import ParameterRequest, RunContext
 from app.config import get_settings
 from app.db import session_scope
+from app.detectors.severity import Severity
 from app.dispatch import telemetry
 from app.dispatch.models import SpanRecord
-from app.documents.index import DatasheetIndex, open_index
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
 from app.errors import InvalidInput
 from app.evaluation import arms as arm_registry
 from app.evaluation.archive import Archive, cell_id
 from app.evaluation.claims import Claim, ClaimSet, request_for, resolve_document
-from app.jobs import pipeline
+from app.flows import extraction as extraction_flow
 from app.jobs.models import Extraction, Job, JobStatus
 from app.jobs.service import create_job, transition
-from app.review.models import Attribution, Flag, Grounding, Severity
+from app.review.models import Attribution, Flag, Grounding
 from app.timeutil import utcnow
 
 log = logging.getLogger(__name__)
@@ -195,7 +197,7 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
     telemetry.flush()
 
     with session_scope() as session:
-        extraction, _, flags = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)
+        extraction, _, flags = extraction_flow.record_answer(session, job_id, parameter_id, outcome, cross, index)
         job = session.get(Job, job_id)
         needs_review = any(Severity(f.severity).rank >= Severity.warning.rank for f in flags)
         transition(job, JobStatus.needs_review if needs_review else JobStatus.done)
@@ -253,7 +255,7 @@ def _cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelC
                  context: RunContext) -> Any:
     """The production cross-check (the offline reader's second opinion on the intended datasheet), when the
     service would run one for this model."""
-    if not pipeline.wants_cross_check(model):
+    if not extraction_flow.wants_cross_check(model):
         return None
     reader = resolve_model(get_settings().cross_check_model)
     return engines.run_parameter(index=index, request=request, model=reader, engine="agentic",

@@ -7,7 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-EngineChoice = Literal["auto", "agentic", "single-pass"]
+from app.contracts import ENGINE_NAMES
+
+EngineChoice = Literal[ENGINE_NAMES]  # type: ignore[valid-type]
 
 
 class ParameterSpec(BaseModel):

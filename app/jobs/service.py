@@ -1,4 +1,4 @@
-"""Job lifecycle: admission (validation, storage, idempotency), state machine, and result views."""
+"""Job lifecycle: admission (validation, storage, idempotency) and the state machine."""
 
 from __future__ import annotations
 
@@ -16,24 +16,15 @@ from sqlalchemy.orm import Session, selectinload
 from app import metrics
 from app.agent.registry import resolve_model
 from app.config import get_settings
+from app.contracts import ENGINE_NAMES
 from app.documents import store
-from app.documents.admission import admit_pdf
 from app.errors import Conflict, InvalidInput, NotFound
+from app.jobs.admission import admit_pdf
 from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import (
-    AttributionOut,
-    DecisionOut,
-    FlagOut,
-    GroundingOut,
-    JobOut,
-    ParameterResult,
     ParameterSpec,
-    ValueOut,
 )
-from app.review.models import Attribution, Decision, Flag, Grounding
 from app.timeutil import utcnow
-
-ENGINES = ("auto", "agentic", "single-pass")
 
 # Allowed transitions of the job state machine.
 TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
@@ -109,8 +100,9 @@ def create_job(
     """Validate and store a job. Returns (job, created); an idempotent replay returns the first job."""
     settings = get_settings()
     engine = (engine or "auto").strip()
-    if engine not in ENGINES:
-        raise InvalidInput(f"Unknown engine {engine!r}; use one of {', '.join(ENGINES)}.", code="unknown_engine")
+    if engine not in ENGINE_NAMES:
+        raise InvalidInput(f"Unknown engine {engine!r}; use one of {', '.join(ENGINE_NAMES)}.",
+                           code="unknown_engine")
     model_config = resolve_model(model)
     specs = parse_parameters(parameters)
     page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
@@ -218,93 +210,3 @@ def latest_extractions(session: Session, job_id: str, role: str = "primary") -> 
         select(Extraction).where(Extraction.job_id == job_id, Extraction.role == role).order_by(Extraction.attempt)
     )
     return {row.parameter_id: row for row in rows}
-
-
-def job_out(session: Session, job: Job) -> JobOut:
-    extractions = latest_extractions(session, job.id)
-    flags_by_parameter: dict[int, list[Flag]] = {}
-    for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
-        if flag.parameter_id is not None:
-            flags_by_parameter.setdefault(flag.parameter_id, []).append(flag)
-    decisions: dict[int, Decision] = {}
-    for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
-        decisions[decision.extraction_id] = decision
-    extraction_ids = [e.id for e in extractions.values()]
-    groundings: dict[int, list[GroundingOut]] = {}
-    attributions: dict[int, list[AttributionOut]] = {}
-    if extraction_ids:
-        for g in session.scalars(select(Grounding).where(Grounding.extraction_id.in_(extraction_ids))
-                                 .order_by(Grounding.value_index, Grounding.id)):
-            groundings.setdefault(g.extraction_id, []).append(
-                GroundingOut(value_index=g.value_index, outcome=g.outcome, method=g.method, score=g.score,
-                             page=g.page, boxes=g.boxes or []))
-        for a in session.scalars(select(Attribution).where(Attribution.extraction_id.in_(extraction_ids))
-                                 .order_by(Attribution.id)):
-            attributions.setdefault(a.extraction_id, []).append(
-                AttributionOut(span_id=a.span_id, category=a.category, charged_to=a.charged_to, detail=a.detail))
-
-    results: list[ParameterResult] = []
-    for parameter in job.parameters:
-        extraction = extractions.get(parameter.id)
-        flags = [
-            FlagOut(rule=f.rule, severity=f.severity, message=f.message, rule_version=f.rule_version,
-                    evidence=f.evidence or {})
-            for f in flags_by_parameter.get(parameter.id, [])
-            if extraction is None or f.extraction_id in (None, extraction.id)
-        ]
-        if extraction is None:
-            results.append(ParameterResult(parameter=parameter.name, found=False, status=parameter.status,
-                                           flags=flags))
-            continue
-        decision = decisions.get(extraction.id)
-        results.append(
-            ParameterResult(
-                parameter=parameter.name,
-                found=extraction.found,
-                values=[ValueOut.model_validate(v) for v in (extraction.values or [])],
-                source_page=extraction.source_page,
-                quote=extraction.quote,
-                confidence=extraction.confidence,
-                reason=extraction.reason,
-                flags=flags,
-                status=parameter.status,
-                engine=extraction.engine,
-                model=extraction.model,
-                error_code=extraction.error_code,
-                extraction_id=extraction.id,
-                review=DecisionOut(decision=decision.decision, reviewer=decision.reviewer, comment=decision.comment,
-                                   correction=decision.correction, created_at=decision.created_at)
-                if decision else None,
-                grounding=groundings.get(extraction.id, []),
-                attributions=attributions.get(extraction.id, []),
-            )
-        )
-    return JobOut(
-        job_id=job.id,
-        status=job.status,
-        engine=job.engine,
-        model=job.model,
-        filename=job.filename,
-        document_sha256=job.blob_sha256,
-        created_at=job.created_at,
-        updated_at=job.updated_at,
-        started_at=job.started_at,
-        finished_at=job.finished_at,
-        failure_code=job.failure_code,
-        failure_detail=job.failure_detail,
-        parameters=[
-            ParameterSpec(name=p.name, unit=p.unit, conditions=p.conditions or [], notes=p.notes)
-            for p in job.parameters
-        ],
-        results=results,
-        attribution_summary=_attribution_summary(session, job.id) if extraction_ids else {},
-    )
-
-
-def _attribution_summary(session: Session, job_id: str) -> dict:
-    from app.review.service import attribution_summary
-
-    summary = attribution_summary(session, job_id)
-    names = {p.id: p.name for p in session.scalars(select(JobParameter).where(JobParameter.job_id == job_id))}
-    return {"job": summary["job"],
-            "parameters": {names.get(pid, str(pid)): item for pid, item in summary["parameters"].items()}}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from datetime import datetime
 from typing import Any
 
@@ -11,16 +10,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base, UTCDateTime
 from app.timeutil import utcnow
-
-
-class Severity(enum.StrEnum):
-    info = "info"
-    warning = "warning"
-    error = "error"
-
-    @property
-    def rank(self) -> int:
-        return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
 class Flag(Base):

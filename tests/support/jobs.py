@@ -12,7 +12,9 @@ import yaml
 from app.config import reset_settings
 from app.db import session_scope
 from app.documents import store
-from app.jobs import pipeline, service
+from app.flows import extraction as extraction_flow
+from app.flows.job_view import job_out
+from app.jobs import service
 from tests.support.scripted_llm import ScriptedLLM
 
 
@@ -47,11 +49,11 @@ def replace_blob(job_id: str, data: bytes) -> None:
 
 def result(job_id: str) -> dict[str, Any]:
     with session_scope() as session:
-        return json.loads(service.job_out(session, service.get_job(session, job_id)).model_dump_json())
+        return json.loads(job_out(session, service.get_job(session, job_id)).model_dump_json())
 
 
 def run(job_id: str) -> dict[str, Any]:
-    pipeline.run(job_id)
+    extraction_flow.run(job_id)
     return result(job_id)
 
 

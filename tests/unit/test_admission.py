@@ -15,10 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import reset_settings
-from app.documents import admission
-from app.documents.admission import AdmissionPool, admit_pdf
 from app.documents.validate import inspect_pdf
 from app.errors import DsxError, InvalidPdf
+from app.jobs import admission
+from app.jobs.admission import AdmissionPool, admit_pdf
 from tests.support import hostile_pdfs as hostile
 from tests.support.pdfs import encrypted_pdf, text_pdf
 from tests.unit.test_jobs_api import blob_files, post, stored_rows
@@ -227,7 +227,7 @@ def _descendants(root: int) -> set[int]:
 
 _KILLED_API = """
 import sys, threading
-from app.documents.admission import AdmissionPool
+from app.jobs.admission import AdmissionPool
 from tests.unit.test_admission import VALID, _inspect_or_hang
 
 pool = AdmissionPool(workers=2, memory_mb=768, inspect=_inspect_or_hang)

@@ -409,7 +409,7 @@ def test_a_models_file_alias_reaches_its_server(env, scripted_llm, tmp_path) -> 
 
 
 def test_document_tools_over_a_real_index(env, scripted_llm, tmp_path) -> None:  # noqa: ANN001, F811
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from tests.support.pdfs import text_pdf
 
     path = tmp_path / "ds.pdf"
@@ -465,7 +465,7 @@ def test_a_rejected_pdf_block_falls_back_to_the_text_layer(env, scripted_llm, tm
 def test_the_offline_reader_crosses_the_same_transport_and_spans(env, tmp_path) -> None:  # noqa: ANN001
     from app.agent.registry import resolve_model
     from app.agent.tools import DocumentDispatcher
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from tests.support.pdfs import text_pdf
 
     path = tmp_path / "ds.pdf"

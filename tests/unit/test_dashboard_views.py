@@ -12,13 +12,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
+from app.dashboard import views
+from app.dashboard.views import DEFAULT_DPI, QueueFilters, neighbours
 from app.db import get_engine, session_scope
 from app.documents import store
 from app.documents.render import render_png
 from app.jobs.models import Extraction, Job
-from app.review import decisions, views
+from app.review import decisions
 from app.review.models import Decision, Flag
-from app.review.views import DEFAULT_DPI, QueueFilters, neighbours
 from app.timeutil import utcnow
 from tests.support.live import seed_flagged_extraction
 from tests.support.paths import datasheet

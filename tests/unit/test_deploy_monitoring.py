@@ -16,6 +16,7 @@ import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
 from app import metrics
+from app.jobs.metrics import JobQueueCollector
 from tests.support.paths import REPO_ROOT
 
 DEPLOY = REPO_ROOT / "deploy"
@@ -83,7 +84,7 @@ def exported_sample_names() -> set[str]:
                 names.update(family.name + suffix for suffix in ("_bucket", "_count", "_sum"))
             else:
                 names.add(family.name)
-    names.update(family.name for family in metrics.JobQueueCollector().describe())
+    names.update(family.name for family in JobQueueCollector().describe())
     return names
 
 

@@ -11,7 +11,8 @@ import pytest
 from app.documents import build as build_module
 from app.documents import cache
 from app.documents.build import build_index
-from app.documents.index import INDEX_FORMAT_VERSION, IndexBuildError, open_index
+from app.documents.cache import open_index
+from app.documents.index import INDEX_FORMAT_VERSION, IndexBuildError
 from tests.support.paths import datasheet
 from tests.support.pdfs import encrypted_pdf, text_pdf
 

@@ -14,14 +14,14 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.config import OFFLINE_MODEL, Settings, reset_settings
 from app.dispatch import semconv as sc
-from app.documents.index import open_index
+from app.documents.cache import open_index
 from app.evaluation.archive import Archive
 from app.evaluation.claims import load_claims
 from app.evaluation.report import score_archive
 from app.evaluation.rescore import FlagSource, redetect, stored_submission
 from app.evaluation.runner import RunConfig, run
+from app.flows.review import submission_of
 from app.jobs.models import Extraction
-from app.review.service import submission_of
 
 CLAIMS = ["speaker_amplifier-supply-voltage", "speaker_amplifier-quiescent-current"]
 DECOY = "led.pdf"

@@ -10,8 +10,8 @@ from typing import Any
 import pymupdf
 import pytest
 
+from app.detectors.injection import find_instructions
 from app.dispatch import semconv as sc
-from app.review.injection import find_instructions
 from tests.support import hostile_pdfs as hostile
 from tests.support import jobs
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm, submit, tool_call  # noqa: F401
@@ -155,9 +155,9 @@ def _spans(job_id: str) -> list[dict[str, Any]]:
 
 
 def test_only_a_quote_whose_sole_source_is_the_planted_text_counts(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
-    from app.documents.index import open_index
-    from app.review.record import Submission
-    from app.review.service import audit
+    from app.detectors.audit import audit
+    from app.detectors.record import Submission
+    from app.documents.cache import open_index
 
     pdf = tmp_path / "tags.pdf"
     pdf.write_bytes(hostile.injection_datasheet("fake_tags"))

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import update
 
 from app.db import session_scope
-from app.jobs import leases, pipeline, service, sweeper
+from app.flows import extraction as extraction_flow
+from app.jobs import leases, service, sweeper
 from app.jobs.models import Job
 from app.timeutil import utcnow
 from tests.support.pdfs import text_pdf
@@ -47,14 +48,14 @@ def test_lease_is_exclusive_until_it_expires(job_id: str) -> None:
 
 def test_duplicate_delivery_while_leased_is_dropped(job_id: str) -> None:
     _set(job_id, status="running", lease_owner="worker-a", lease_expires_at=utcnow() + timedelta(minutes=5))
-    assert pipeline.run(job_id, owner="worker-b") == "running"
+    assert extraction_flow.run(job_id, owner="worker-b") == "running"
     job = _job(job_id)
     assert job.deliveries == 0 and job.lease_owner == "worker-a"
 
 
 def test_poison_job_fails_after_max_deliveries(job_id: str, dsx_env) -> None:  # noqa: ANN001
     _set(job_id, deliveries=dsx_env.max_deliveries)
-    assert pipeline.run(job_id, owner="worker-a") == "failed"
+    assert extraction_flow.run(job_id, owner="worker-a") == "failed"
     job = _job(job_id)
     assert job.failure_code == "poison_job" and job.lease_owner is None
 

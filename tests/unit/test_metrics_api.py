@@ -20,8 +20,10 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from app import metrics
+from app.api.metrics import HttpMetricsMiddleware
+from app.api.problems import install_handlers
 from app.config import reset_settings
-from app.errors import InvalidPdf, install_handlers
+from app.errors import InvalidPdf
 from tests.support.paths import REPO_ROOT
 
 RANDOM_PATHS = 100
@@ -162,7 +164,7 @@ def current(name: str, **labels: str) -> float:
 def failing_app() -> TestClient:
     app = FastAPI()
     install_handlers(app)
-    app.add_middleware(metrics.HttpMetricsMiddleware)
+    app.add_middleware(HttpMetricsMiddleware)
 
     @app.get("/boom/{item}")
     def boom(item: str) -> None:
@@ -199,7 +201,7 @@ def test_an_unexpected_error_in_the_upload_check_is_timed_as_error() -> None:
 
 
 def test_a_check_in_the_api_process_is_timed_by_its_refusal_code(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
-    from app.documents.admission import admit_pdf
+    from app.jobs.admission import admit_pdf
     from tests.support.hostile_pdfs import corrupt_pdf
 
     monkeypatch.setenv("DSX_ADMISSION_SANDBOX", "false")

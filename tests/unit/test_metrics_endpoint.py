@@ -93,9 +93,10 @@ import sys
 from opentelemetry.sdk.trace import TracerProvider
 from app import metrics
 from app.dispatch import semconv
+from app.dispatch.metrics import MetricsSpanProcessor
 
 provider = TracerProvider()
-provider.add_span_processor(metrics.MetricsSpanProcessor())
+provider.add_span_processor(MetricsSpanProcessor())
 span = provider.get_tracer("worker").start_span(
     semconv.chat_span_name(sys.argv[1]),
     attributes={semconv.DSX_MODEL_ALIAS: sys.argv[1], semconv.DSX_HTTP_STATUS: 200, semconv.DSX_LLM_TOOL_CALLS: 0,

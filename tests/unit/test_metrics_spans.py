@@ -16,7 +16,9 @@ from opentelemetry.trace import Status, StatusCode
 from prometheus_client import REGISTRY
 
 from app import metrics
+from app.dispatch import metrics as span_metrics
 from app.dispatch import semconv
+from app.dispatch.metrics import MetricsSpanProcessor
 
 T0 = 1_700_000_000_000_000_000
 
@@ -28,7 +30,7 @@ def value(name: str, **labels: str) -> float:
 @pytest.fixture
 def tracer():  # noqa: ANN201
     provider = TracerProvider()
-    provider.add_span_processor(metrics.MetricsSpanProcessor())
+    provider.add_span_processor(MetricsSpanProcessor())
     return provider.get_tracer("test")
 
 
@@ -153,7 +155,7 @@ def test_processor_never_raises(tracer, model: str, monkeypatch: pytest.MonkeyPa
     def broken(_span: object) -> None:
         raise RuntimeError("metrics bug")
 
-    monkeypatch.setattr(metrics, "observe_chat_span", broken)
+    monkeypatch.setattr(span_metrics, "observe_chat_span", broken)
     chat(tracer, model, **{semconv.DSX_LLM_OUTCOME: "tool_call"})  # must not propagate
 
 

@@ -11,7 +11,7 @@ import litellm
 import pytest
 
 from app.agent.offline import PROVIDER, register
-from app.documents.index import open_index
+from app.documents.cache import open_index
 from app.documents.tools import DocumentTools
 from tests.support.pdfs import text_pdf
 

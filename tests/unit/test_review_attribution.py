@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.review.attribution import attribute, condition_reflected, summarize
-from app.review.grounding import GroundingResult, Outcome
-from app.review.record import Submission
+from app.detectors.attribution import attribute, condition_reflected, summarize
+from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.record import Submission
 from tests.unit.test_review_rules import ANSWER, RunBuilder
 
 

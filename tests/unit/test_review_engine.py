@@ -12,12 +12,12 @@ from app.agent.schemas import ParameterRequest, RunContext
 from app.db import session_scope
 from app.dispatch import telemetry
 from app.documents import store
-from app.documents.index import open_index
-from app.jobs import pipeline
+from app.documents.cache import open_index
+from app.flows import extraction as extraction_flow
+from app.flows.review import review_extraction
 from app.jobs.models import Job, JobParameter
 from app.jobs.service import create_job
 from app.review.models import Attribution, Flag, Grounding
-from app.review.service import review_extraction
 from tests.support.pdfs import text_pdf
 from tests.support.scripted_llm import ScriptedLLM, submit, text, tool_call
 
@@ -53,7 +53,7 @@ def _run_and_review(pdf: Path, model) -> tuple[list[tuple[str, str]], list[str],
                                     context=RunContext(job_id=job_id, parameter_id=parameter_id))
     telemetry.flush()
     with session_scope() as session:
-        extraction = pipeline.store_outcome(session, job_id, parameter_id, outcome, role="primary")
+        extraction = extraction_flow.store_outcome(session, job_id, parameter_id, outcome, role="primary")
         review_extraction(session, job=session.get(Job, job_id), parameter=session.get(JobParameter, parameter_id),
                           extraction=extraction, index=index)
         flags = sorted((f.rule, f.severity) for f in session.scalars(select(Flag)))

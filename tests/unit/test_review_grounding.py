@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.documents.index import DatasheetIndex, open_index
-from app.review.grounding import Outcome, ground_value, normalised, number_occurs, numbers_in
+from app.detectors.grounding import Outcome, ground_value, normalised, number_occurs, numbers_in
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
 from tests.support.pdfs import text_pdf
 
 
@@ -157,7 +158,7 @@ def test_gold_quotes_do_not_ground_in_other_datasheets(gold: tuple[list[dict], d
 
 
 def test_tool_output_provenance(synthetic: DatasheetIndex, tmp_path: Path) -> None:
-    from app.review.grounding import output_fragments, provenance
+    from app.detectors.grounding import output_fragments, provenance
 
     own = {"hits": [{"page": 2, "text": "Supply Voltage VDD 2.7 - 5.5 V", "section": "Made-up > Path",
                      "snippet": "Electrical characteristics / Wiper resistance RW 75 160 Ohm VDD = 5.5 V"}]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.review import plausibility as p
+from app.detectors import plausibility as p
 
 
 @pytest.mark.parametrize(("unit", "expected"), [

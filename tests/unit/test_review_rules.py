@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from app.detectors.config import RuleSettings
+from app.detectors.record import Submission, record_from_cell, records_from_spans
+from app.detectors.rules import RULES, Context, evaluate
+from app.detectors.severity import Severity
 from app.dispatch import semconv as sc
-from app.review.config import RuleSettings
-from app.review.models import Severity
-from app.review.record import Submission, record_from_cell, records_from_spans
-from app.review.rules import RULES, Context, evaluate
 
 ANSWER = {"found": True, "values": [{"min": 2.7, "max": 5.5, "unit": "V", "conditions": []}], "source_page": 4,
           "quote": "Supply Voltage VDD 2.7 — 5.5 V", "confidence": 0.9}
@@ -237,7 +237,7 @@ def test_settings_disable_and_change_severity() -> None:
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.config import reset_settings
-    from app.review.config import rule_settings
+    from app.detectors.config import rule_settings
 
     monkeypatch.setenv("DSX_REVIEW_RULES", '{"reasoning_dropped": {"enabled": false}}')
     reset_settings()
@@ -291,7 +291,7 @@ def test_refused_calls_are_not_navigation() -> None:
 
 
 def test_tool_content_mismatch(dsx_env, tmp_path) -> None:  # noqa: ANN001
-    from app.documents.index import open_index as index_of
+    from app.documents.cache import open_index as index_of
     from tests.support.pdfs import text_pdf
 
     intended = tmp_path / "intended.pdf"

@@ -8,12 +8,13 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db import session_scope
+from app.detectors.severity import Severity
 from app.dispatch.models import SpanRecord
 from app.documents import store
-from app.documents.index import open_index
+from app.documents.cache import open_index
+from app.flows.review import attribution_summary, review_extraction
 from app.jobs.models import Extraction, Job, JobParameter
-from app.review.models import Attribution, Flag, Grounding, Severity
-from app.review.service import attribution_summary, review_extraction
+from app.review.models import Attribution, Flag, Grounding
 from tests.support.pdfs import text_pdf
 from tests.unit.test_review_rules import ANSWER, RunBuilder
 

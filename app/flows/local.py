@@ -7,7 +7,9 @@ from pathlib import Path
 
 from app import migrate
 from app.db import session_scope
-from app.jobs import pipeline, service
+from app.flows import extraction as extraction_flow
+from app.flows.job_view import job_out
+from app.jobs import service
 
 
 def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None, engine: str = "auto") -> dict:
@@ -18,6 +20,6 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
             engine=engine, model=model,
         )
         job_id = job.id
-    pipeline.run(job_id)
+    extraction_flow.run(job_id)
     with session_scope() as session:
-        return json.loads(service.job_out(session, service.get_job(session, job_id)).model_dump_json())
+        return json.loads(job_out(session, service.get_job(session, job_id)).model_dump_json())

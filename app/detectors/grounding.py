@@ -29,8 +29,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from app.detectors import plausibility
 from app.documents.index import DatasheetIndex, PageInfo
-from app.review import plausibility
 
 FUZZY_THRESHOLD = 90.0
 MIN_FUZZY_CHARS = 10

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel
@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.tree import Tree
 
+from app.cli.errors import EXIT_FAILURE, EXIT_USAGE, err_console, fail
 from app.config import Settings
 from app.dispatch import semconv
 
@@ -31,7 +32,6 @@ DEFAULT_SERVER = "http://127.0.0.1:8000"
 CONFIG_HINT = "~/.config/dsx/config.toml"
 
 console = Console()
-err_console = Console(stderr=True)
 
 ServerOption = Annotated[str | None, typer.Option(
     "--server", help="dsx server URL (default: DSX_SERVER, then the config file, then http://127.0.0.1:8000)")]
@@ -43,11 +43,6 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for script
 # --- connection -------------------------------------------------------------------------------------------
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
-
-
 def client_config(server: str | None, api_key: str | None) -> tuple[str, str | None]:
     """The server URL and key to use: command-line option, then environment, then config file, then default."""
     settings = Settings()
@@ -57,7 +52,7 @@ def client_config(server: str | None, api_key: str | None) -> tuple[str, str | N
         try:
             from_file = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            _fail(f"config file {path} is not valid TOML: {exc}")
+            fail(f"config file {path} is not valid TOML: {exc}", EXIT_FAILURE)
     url = server or settings.server or from_file.get("server") or DEFAULT_SERVER
     key = api_key or settings.api_key or from_file.get("api_key")
     return str(url), (str(key) if key else None)
@@ -69,18 +64,19 @@ def connect(server: str | None, api_key: str | None) -> Iterator[Any]:
     try:
         from dsx_client import ApiError, Client, DsxConnectionError, DsxError
     except ImportError:
-        _fail("the client commands need the dsx-client package: pip install ./sdk")
+        fail("the client commands need the dsx-client package: pip install ./sdk", EXIT_FAILURE)
 
     url, key = client_config(server, api_key)
     try:
         with Client(url, key) as client:
             yield client
     except ApiError as exc:
-        _fail(f"{exc.detail} [{exc.code}, HTTP {exc.status}]")
+        fail(f"{exc.detail} [{exc.code}, HTTP {exc.status}]", EXIT_FAILURE)
     except DsxConnectionError as exc:
-        _fail(f"cannot reach the dsx server at {url} ({exc.__cause__!r}); set --server, DSX_SERVER or {CONFIG_HINT}")
+        fail(f"cannot reach the dsx server at {url} ({exc.__cause__!r}); set --server, DSX_SERVER or {CONFIG_HINT}",
+             EXIT_FAILURE)
     except DsxError as exc:
-        _fail(str(exc))
+        fail(str(exc), EXIT_FAILURE)
 
 
 def _print_json(data: BaseModel | list[BaseModel] | dict | str) -> None:
@@ -192,9 +188,9 @@ def _parameter(text: str) -> str | dict[str, Any]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            _fail(f"parameter {text!r} looks like JSON but is not: {exc}", code=2)
+            fail(f"parameter {text!r} looks like JSON but is not: {exc}", EXIT_USAGE)
         if not isinstance(value, dict):
-            _fail(f"parameter {text!r} must be a name or a JSON object", code=2)
+            fail(f"parameter {text!r} must be a name or a JSON object", EXIT_USAGE)
         return value
     return text
 
@@ -216,7 +212,7 @@ def submit(
 ) -> None:
     """Submit a datasheet to a dsx server, show progress, then the results with their flags."""
     if not pdf.is_file():
-        _fail(f"no such file: {pdf}", code=2)
+        fail(f"no such file: {pdf}", EXIT_USAGE)
     parameters = [_parameter(p) for p in parameter]
     with connect(server, api_key) as client:
         from dsx_client import WaitTimeout
@@ -228,7 +224,7 @@ def submit(
             except WaitTimeout as exc:
                 if as_json:
                     _print_json(exc.job)
-                _fail(f"{exc}; follow it with `dsx result {exc.job.job_id}`")
+                fail(f"{exc}; follow it with `dsx result {exc.job.job_id}`", EXIT_FAILURE)
         if as_json:
             _print_json(job)
         elif wait:
@@ -437,7 +433,7 @@ def _decide(server: str | None, api_key: str | None, item: int, decision: str, *
         try:
             stored = client.decide(item, decision, comment=comment, reviewer=reviewer, correction=correction)
         except CorrectionRequired as exc:
-            _fail(f"{exc.detail} Give --min/--typical/--max (and --unit) or --value.", code=2)
+            fail(f"{exc.detail} Give --min/--typical/--max (and --unit) or --value.", EXIT_USAGE)
     if as_json:
         _print_json(stored)
         return
@@ -496,9 +492,9 @@ def review_correct(
         try:
             parsed = json.loads(text)
         except json.JSONDecodeError as exc:
-            _fail(f"--value {text!r} is not JSON: {exc}", code=2)
+            fail(f"--value {text!r} is not JSON: {exc}", EXIT_USAGE)
         if not isinstance(parsed, dict):
-            _fail(f"--value {text!r} must be a JSON object", code=2)
+            fail(f"--value {text!r} must be a JSON object", EXIT_USAGE)
         values.append(parsed)
     if any(v is not None for v in (minimum, typical, maximum)):
         values.append({"min": minimum, "typical": typical, "max": maximum, "unit": unit,
@@ -508,7 +504,7 @@ def review_correct(
         _decide(server, api_key, item, "correct", comment=comment, reviewer=reviewer, correction=correction,
                 as_json=as_json)
     except ValueError as exc:  # the SDK validates the correction before sending it
-        _fail(f"invalid correction: {exc}", code=2)
+        fail(f"invalid correction: {exc}", EXIT_USAGE)
 
 
 @review_app.command("history")

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.dispatch import semconv as sc
-from app.documents.index import DatasheetIndex
-from app.review import plausibility
-from app.review.config import RuleSettings
-from app.review.grounding import (
+from app.detectors import plausibility
+from app.detectors.config import RuleSettings
+from app.detectors.grounding import (
     PROVENANCE_MIN_FRAGMENTS,
     PROVENANCE_MIN_SHARE,
     GroundingResult,
@@ -24,8 +22,10 @@ from app.review.grounding import (
     provenance,
     quote_in_text,
 )
-from app.review.models import Severity
-from app.review.record import Call, RunRecord, Submission
+from app.detectors.record import Call, RunRecord, Submission
+from app.detectors.severity import Severity
+from app.dispatch import semconv as sc
+from app.documents.index import DatasheetIndex
 
 # Navigation calls that put document content in front of the model (the overview alone does not).
 CONTENT_TOOLS = sc.NAVIGATION_TOOLS - {"build_datasheet"}

@@ -24,9 +24,9 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.agent.schemas import ExtractedValue
 from app.auth import lookup
 from app.config import get_settings
+from app.contracts import ExtractedValue
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord

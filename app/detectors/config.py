@@ -1,6 +1,6 @@
 """Rule settings: which rules run, at what severity, with which options.
 
-Defaults live with each rule (``app.review.rules``); operators override them with ``DSX_REVIEW_RULES``, a JSON
+Defaults live with each rule (``app.detectors.rules``); operators override them with ``DSX_REVIEW_RULES``, a JSON
 object keyed by rule name, e.g. ``{"reasoning_dropped": {"enabled": false},
 "verification_skipped": {"severity": "info"}, "disagrees_with_reader": {"rel_tol": 0.02}}``.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import get_settings
-from app.review.models import Severity
+from app.detectors.severity import Severity
 
 
 @dataclass(frozen=True)

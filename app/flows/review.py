@@ -1,76 +1,24 @@
-"""Review of one answer: run the detector rules, ground every value, attribute every call, store the findings.
+"""Review of one answer: run the detectors (``app.detectors.audit``) and store the findings.
 
-``audit`` is the pure part (a run record in, verdicts, groundings and attributions out), shared by the
-pipeline, ``dsx detect`` and the benchmark. ``review_extraction`` adds the database: it rebuilds the record
+``review_extraction`` rebuilds the record
 from the stored spans, replaces the extraction's earlier Flag/Grounding/Attribution rows (a re-run is
 idempotent), and returns the new flags. Whether a job needs review is decided from the stored flags.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app.detectors import attribution as rubric
+from app.detectors.audit import audit
+from app.detectors.record import RunRecord, Submission, records_from_spans
 from app.dispatch.service import load_trace
 from app.documents.index import DatasheetIndex
 from app.jobs.models import Extraction, Job, JobParameter
-from app.review import attribution as rubric
-from app.review.config import RuleSettings, rule_settings
-from app.review.document_rules import DOCUMENT_RULES
-from app.review.grounding import GroundingResult, ground_values
-from app.review.models import Attribution, Flag, Grounding, Severity
-from app.review.record import RunRecord, Submission, records_from_spans
-from app.review.rules import Context, Finding, Verdict, evaluate
-
-
-@dataclass
-class Audit:
-    verdicts: list[Verdict]
-    groundings: list[GroundingResult] | None
-    attributions: list[rubric.CallAttribution] = field(default_factory=list)
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [f for v in self.verdicts for f in v.findings]
-
-    @property
-    def needs_review(self) -> bool:
-        return any(f.severity.rank >= Severity.warning.rank for f in self.findings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "flags": [f.to_dict() for f in self.findings],
-            "grounding": [g.to_dict() for g in self.groundings or []],
-            "evaluable": [v.to_dict() for v in self.verdicts],
-            "attribution": [a.to_dict() for a in self.attributions],
-            "attribution_summary": rubric.summarize(self.attributions),
-        }
-
-
-def audit(record: RunRecord | None, *, submission: Submission | None = None, index: DatasheetIndex | None = None,
-          request: Mapping[str, Any] | None = None, cross_check: Submission | None = None,
-          cross_check_error: str | None = None, error_code: str | None = None, error_detail: str | None = None,
-          engine: str | None = None, settings: RuleSettings | None = None) -> Audit:
-    """Audit one answer. ``submission`` defaults to the record's own; without ``index`` grounding is skipped."""
-    submission = submission if submission is not None else (record.submission if record else None)
-    if error_code is None and record is not None and record.outcome not in (None, "submitted"):
-        error_code = record.outcome
-    request = dict(request or (record.parameter if record else {}) or {})
-    groundings = None
-    if index is not None and submission is not None and submission.found:
-        groundings = ground_values(index, submission.values, submission.quote, submission.pages)
-    ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
-                  cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
-                  error_detail=error_detail, engine=engine or (record.engine if record else None),
-                  settings=settings or rule_settings(), document=index)
-    verdicts = evaluate(ctx) + evaluate(ctx, DOCUMENT_RULES)
-    attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
-                                    error_code=error_code)
-    return Audit(verdicts, groundings, attributions)
+from app.review.models import Attribution, Flag, Grounding
 
 
 def submission_of(extraction: Extraction) -> Submission | None:

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.detectors.grounding import GroundingResult, Outcome, normalised
+from app.detectors.record import Call, RunRecord, Submission
 from app.dispatch import semconv as sc
-from app.review.grounding import GroundingResult, Outcome, normalised
-from app.review.record import Call, RunRecord, Submission
 
 CATEGORIES = ("ok", "tool_output_error", "tool_selection", "condition_omission", "verification_skipped",
               "engine_error", "unclassified")

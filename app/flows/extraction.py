@@ -18,15 +18,16 @@ from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
 from app.config import OFFLINE_MODEL, get_settings
 from app.db import session_scope
+from app.detectors.severity import Severity
 from app.dispatch import telemetry
 from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
+from app.flows import review
 from app.jobs import leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
-from app.review import service as review
-from app.review.models import Flag, Severity
+from app.review.models import Flag
 
 log = logging.getLogger(__name__)
 

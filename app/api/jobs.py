@@ -8,7 +8,9 @@ from sqlalchemy.orm import Session
 
 from app import metrics
 from app.config import get_settings
+from app.contracts import ENGINE_NAMES
 from app.db import get_session, session_scope
+from app.flows.job_view import job_out
 from app.jobs import service
 from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
@@ -33,7 +35,7 @@ _UPLOAD_SCHEMA = {
                             "description": 'JSON array; each item a name or {"name", "unit"?, "conditions"?, '
                                            '"notes"?}',
                         },
-                        "engine": {"type": "string", "enum": ["auto", "agentic", "single-pass"]},
+                        "engine": {"type": "string", "enum": list(ENGINE_NAMES)},
                         "model": {"type": "string"},
                     },
                 }
@@ -79,7 +81,7 @@ def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple
         if created:
             enqueue(job.id)
             metrics.observe_job_submitted(job.engine)
-        return service.job_out(session, job), created
+        return job_out(session, job), created
 
 
 @router.get("", response_model=JobPage)
@@ -91,7 +93,7 @@ def list_jobs(
     session: Session = Depends(get_session, scope="function"),
 ) -> JobPage:
     jobs, total = service.list_jobs(session, tenant=principal.tenant, status=status, limit=limit, offset=offset)
-    return JobPage(items=[service.job_out(session, j) for j in jobs], total=total, limit=limit, offset=offset)
+    return JobPage(items=[job_out(session, j) for j in jobs], total=total, limit=limit, offset=offset)
 
 
 @router.get("/{job_id}", response_model=JobOut)
@@ -100,7 +102,7 @@ def get_job(
     principal: Principal = Depends(require_role("submitter")),
     session: Session = Depends(get_session, scope="function"),
 ) -> JobOut:
-    return service.job_out(session, service.get_job(session, job_id, principal.tenant))
+    return job_out(session, service.get_job(session, job_id, principal.tenant))
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut)
@@ -111,4 +113,4 @@ def cancel_job(
 ) -> JobOut:
     job = service.cancel_job(session, job_id, principal.tenant)
     session.flush()
-    return service.job_out(session, job)
+    return job_out(session, job)

@@ -9,20 +9,14 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from app.cli.errors import err_console, fail
 from app.errors import DsxError
 
 eval_app = typer.Typer(name="eval", help="Evaluate models and engines against gold claims.", no_args_is_help=True,
                        add_completion=False)
 console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(2)
 
 
 def _use_isolated_store(out: Path) -> None:
@@ -108,7 +102,7 @@ def run_command(
         run(config, progress=progress)
         report = score_archive(out, confidence_floor=confidence_floor, oracle=oracle, charts=charts)
     except DsxError as exc:
-        _fail(f"{exc.detail} [{exc.code}]")
+        fail(f"{exc.detail} [{exc.code}]")
     _print_summary(report, out)
 
 
@@ -146,7 +140,7 @@ def score_command(
                                charts=charts, flags=FlagSource(flags), datasheets=datasheets,
                                rules=rule_settings)
     except DsxError as exc:
-        _fail(f"{exc.detail} [{exc.code}]")
+        fail(f"{exc.detail} [{exc.code}]")
     if as_json:
         print(json.dumps(report["summary"], indent=2, default=str))
         return
@@ -177,26 +171,26 @@ def perturb_command(
     try:
         if claim:
             if not (claims and measurements):
-                _fail("--claim needs --claims and --measurements.")
+                fail("--claim needs --claims and --measurements.")
             target = load_claims(claims).claim(claim)
             measurement = FileOracle.load(measurements).measurement_for(claim)
             if measurement is None:
-                _fail(f"no measurement for claim {claim!r} in {measurements}")
+                fail(f"no measurement for claim {claim!r} in {measurements}")
             stated = Stated(min=target.min, typical=target.typical, max=target.max, unit=target.unit,
                             tolerance=target.tolerance or 0.0, conditions=list(target.conditions))
         else:
             if value is None or u is None:
-                _fail("give --value and --u (or --claim with --claims and --measurements).")
+                fail("give --value and --u (or --claim with --claims and --measurements).")
             measurement = Measurement(claim="(inline)", value=value, u=u, unit=unit, tolerance=tolerance)
             stated = Stated(min=stated_min, max=stated_max, unit=unit, tolerance=tolerance)
         start = start if start is not None else getattr(stated, bound, None)
         if start is None or stop is None:
-            _fail("give --start and --stop (--start defaults to the claim's stated bound when it has one).")
+            fail("give --start and --stop (--start defaults to the claim's stated bound when it has one).")
         sweep = perturb(stated, measurement, bound, start, stop, steps)
     except KeyError as exc:
-        _fail(f"unknown claim {exc}")
+        fail(f"unknown claim {exc}")
     except DsxError as exc:
-        _fail(f"{exc.detail} [{exc.code}]")
+        fail(f"{exc.detail} [{exc.code}]")
     if as_json:
         print(json.dumps({"measurement": measurement.model_dump(), **sweep.to_dict()}, indent=2))
         return

@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from app.documents.index import IndexBuildError, open_index
+from app.documents.cache import open_index
+from app.documents.index import IndexBuildError
 from app.documents.tools import TOOL_NAMES, DocumentTools, envelope_json, error
 
 

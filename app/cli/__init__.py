@@ -17,17 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from app import __version__
+from app.cli.errors import fail
 
 cli = typer.Typer(name="dsx", help="Datasheet parameter extraction with a dispatch record.",
                   no_args_is_help=True, add_completion=False)
 console = Console()
-err_console = Console(stderr=True)
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print a clear message naming the problem, and exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
 
 
 @cli.command()
@@ -114,7 +108,7 @@ def extract(
 ) -> None:
     """Extract parameters from a PDF in-process, through the same pipeline the service runs."""
     from app.errors import DsxError
-    from app.jobs.local import extract_local
+    from app.flows.local import extract_local
 
     if not pdf.is_file():
         fail(f"no such file: {pdf}")
@@ -154,12 +148,12 @@ def _format_value(value: dict) -> str:
 
 
 def _register_subcommands() -> None:
-    from app.admin_cli import register as register_admin
-    from app.client_cli import register as register_client
-    from app.dispatch.cli import register as register_trace
-    from app.documents.cli import register as register_tool
-    from app.evaluation.cli import register as register_eval
-    from app.review.cli import register as register_review
+    from app.cli.admin import register as register_admin
+    from app.cli.client import register as register_client
+    from app.cli.detect import register as register_review
+    from app.cli.eval import register as register_eval
+    from app.cli.tool import register as register_tool
+    from app.cli.trace import register as register_trace
 
     for register in (register_tool, register_trace, register_review, register_client, register_eval, register_admin):
         register(cli)
@@ -172,6 +166,3 @@ def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     cli()
 
-
-if __name__ == "__main__":
-    main()

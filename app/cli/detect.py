@@ -11,9 +11,9 @@ import typer
 
 def detect_trace(trace: Path, fmt: str | None = None, datasheet: Path | None = None) -> dict[str, Any]:
     """Audit every run in ``trace`` (grounding against ``datasheet`` when given) and collect the findings."""
-    from app.documents.index import open_index
-    from app.review.record import load_records
-    from app.review.service import audit
+    from app.detectors.audit import audit
+    from app.detectors.record import load_records
+    from app.documents.cache import open_index
 
     fmt, records = load_records(trace, fmt)
     index = open_index(datasheet) if datasheet is not None else None
@@ -32,7 +32,7 @@ def detect_trace(trace: Path, fmt: str | None = None, datasheet: Path | None = N
 
 
 def _summary(result: Any) -> dict[str, Any]:
-    from app.review.attribution import summarize
+    from app.detectors.attribution import summarize
 
     return {"calls": [a.to_dict() for a in result.attributions], "summary": summarize(result.attributions)}
 
@@ -50,9 +50,9 @@ def register(app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Audit a trace made elsewhere with the detector rules; print flags, grounding and evaluability as JSON."""
-        from app.cli import fail
+        from app.cli.errors import fail
+        from app.detectors.record import TraceFormatError
         from app.documents.index import IndexBuildError
-        from app.review.record import TraceFormatError
 
         if not trace.is_file():
             fail(f"no such trace file: {trace}")

@@ -1,10 +1,10 @@
 """Rules about the datasheet itself: hostile or unreadable input, whatever the run did with it.
 
-They follow the conventions of ``app.review.rules`` (name, version, default severity, a sentence, evidence
+They follow the conventions of ``app.detectors.rules`` (name, version, default severity, a sentence, evidence
 with ``span_ids``) and read ``Context.document``, the index of the intended PDF; without it they are not
 evaluable. Severities, and why:
 
-* ``instruction_in_document`` (warning): the text speaks to a model (``app.review.injection``). The agent's
+* ``instruction_in_document`` (warning): the text speaks to a model (``app.detectors.injection``). The agent's
   framing keeps it from changing tools, budgets or the schema, but whether the model *believed* it is only
   visible in the answer, so a person looks.
 * ``answer_quotes_instruction`` (error): the answer's quote is the injected text itself: the value came from
@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from app.detectors.grounding import quote_in_text
+from app.detectors.injection import InstructionHit, find_instructions, instruction_lines
+from app.detectors.record import Call
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
 from app.dispatch import semconv as sc
 from app.documents.hazards import javascript_of
-from app.review.grounding import quote_in_text
-from app.review.injection import InstructionHit, find_instructions, instruction_lines
-from app.review.models import Severity
-from app.review.record import Call
-from app.review.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 
 MAX_EXCERPTS = 5
 NO_DOCUMENT = "the intended datasheet is not available"

@@ -9,7 +9,7 @@ allow-listed prompts); this module only finds the text so the review can say it 
 
 Patterns are deliberately specific (each needs a phrase that has no business in component documentation);
 they were checked for silence on ordinary datasheets of many vendors. The rule built on them is in
-``app.review.document_rules``.
+``app.detectors.document_rules``.
 """
 
 from __future__ import annotations

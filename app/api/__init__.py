@@ -1,0 +1,1 @@
+"""The HTTP edge: routers, problem-detail handlers and request metrics."""

@@ -1,0 +1,5 @@
+"""``python -m app.cli``: the same as the ``dsx`` console script."""
+
+from app.cli import main
+
+main()

@@ -1,0 +1,47 @@
+"""Contract types shared by every layer: what is asked, what a value is, and which engines exist.
+
+Pure pydantic and stdlib, so the API, the agent, the detectors and review can all speak them without
+importing one another.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Engine(StrEnum):
+    """How a parameter is answered: ``auto`` lets ``route()`` choose between the other two."""
+
+    AUTO = "auto"
+    AGENTIC = "agentic"
+    SINGLE_PASS = "single-pass"
+
+
+ENGINE_NAMES: tuple[str, ...] = tuple(engine.value for engine in Engine)
+
+
+class ParameterRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+    notes: str | None = None
+
+
+class ExtractedValue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _at_least_one_number(self) -> ExtractedValue:
+        if self.min is None and self.typical is None and self.max is None:
+            raise ValueError("a value needs at least one of min, typical, max")
+        return self

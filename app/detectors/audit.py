@@ -1,0 +1,66 @@
+"""Audit of one answer: the detector rules, grounding of every value and attribution of every call.
+
+The pure part of review (a run record in, verdicts, groundings and attributions out), shared by the extraction
+flow, ``dsx detect`` and the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.detectors import attribution as rubric
+from app.detectors.config import RuleSettings, rule_settings
+from app.detectors.document_rules import DOCUMENT_RULES
+from app.detectors.grounding import GroundingResult, ground_values
+from app.detectors.record import RunRecord, Submission
+from app.detectors.rules import Context, Finding, Verdict, evaluate
+from app.detectors.severity import Severity
+from app.documents.index import DatasheetIndex
+
+
+@dataclass
+class Audit:
+    verdicts: list[Verdict]
+    groundings: list[GroundingResult] | None
+    attributions: list[rubric.CallAttribution] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for v in self.verdicts for f in v.findings]
+
+    @property
+    def needs_review(self) -> bool:
+        return any(f.severity.rank >= Severity.warning.rank for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flags": [f.to_dict() for f in self.findings],
+            "grounding": [g.to_dict() for g in self.groundings or []],
+            "evaluable": [v.to_dict() for v in self.verdicts],
+            "attribution": [a.to_dict() for a in self.attributions],
+            "attribution_summary": rubric.summarize(self.attributions),
+        }
+
+
+def audit(record: RunRecord | None, *, submission: Submission | None = None, index: DatasheetIndex | None = None,
+          request: Mapping[str, Any] | None = None, cross_check: Submission | None = None,
+          cross_check_error: str | None = None, error_code: str | None = None, error_detail: str | None = None,
+          engine: str | None = None, settings: RuleSettings | None = None) -> Audit:
+    """Audit one answer. ``submission`` defaults to the record's own; without ``index`` grounding is skipped."""
+    submission = submission if submission is not None else (record.submission if record else None)
+    if error_code is None and record is not None and record.outcome not in (None, "submitted"):
+        error_code = record.outcome
+    request = dict(request or (record.parameter if record else {}) or {})
+    groundings = None
+    if index is not None and submission is not None and submission.found:
+        groundings = ground_values(index, submission.values, submission.quote, submission.pages)
+    ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
+                  cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
+                  error_detail=error_detail, engine=engine or (record.engine if record else None),
+                  settings=settings or rule_settings(), document=index)
+    verdicts = evaluate(ctx) + evaluate(ctx, DOCUMENT_RULES)
+    attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
+                                    error_code=error_code)
+    return Audit(verdicts, groundings, attributions)
