@@ -45,3 +45,19 @@ class ExtractedValue(BaseModel):
         if self.min is None and self.typical is None and self.max is None:
             raise ValueError("a value needs at least one of min, typical, max")
         return self
+
+
+class FlagOut(BaseModel):
+    rule: str
+    severity: str
+    message: str
+    rule_version: str | None = None
+    evidence: dict = Field(default_factory=dict)
+
+
+class ValueOut(BaseModel):
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+    conditions: list[str] = Field(default_factory=list)

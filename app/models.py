@@ -4,8 +4,8 @@ from app.auth_models import ApiKey
 from app.db import Base
 from app.dispatch.models import SpanRecord
 from app.documents.models import Blob
-from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Attribution, Decision, Flag, Grounding
+from app.tables.jobs import Extraction, Job, JobParameter
 
 __all__ = [
     "ApiKey",

@@ -34,7 +34,6 @@ from app.dispatch.service import build_tree, load_trace
 from app.documents import store
 from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
-from app.jobs.models import Extraction, Job, JobParameter
 from app.review import decisions
 from app.review.decisions import (
     QUEUE_STATUSES,
@@ -47,6 +46,7 @@ from app.review.decisions import (
 )
 from app.review.models import Attribution, Grounding
 from app.security import KEY_COOKIE, Principal, require_role
+from app.tables.jobs import Extraction, Job, JobParameter
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"

@@ -37,9 +37,9 @@ from app.evaluation import arms as arm_registry
 from app.evaluation.archive import Archive, cell_id
 from app.evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 from app.flows import extraction as extraction_flow
-from app.jobs.models import Extraction, Job, JobStatus
 from app.jobs.service import create_job, transition
 from app.review.models import Attribution, Flag, Grounding
+from app.tables.jobs import Extraction, Job, JobStatus
 from app.timeutil import utcnow
 
 log = logging.getLogger(__name__)

@@ -25,9 +25,9 @@ from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
 from app.flows import review
 from app.jobs import leases
-from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
 from app.review.models import Flag
+from app.tables.jobs import Extraction, Job, JobParameter, JobStatus
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.flows.review import attribution_summary
-from app.jobs.models import Job, JobParameter
 from app.jobs.schemas import (
     AttributionOut,
     DecisionOut,
@@ -19,6 +18,7 @@ from app.jobs.schemas import (
 )
 from app.jobs.service import latest_extractions
 from app.review.models import Attribution, Decision, Flag, Grounding
+from app.tables.jobs import Job, JobParameter
 
 
 def job_out(session: Session, job: Job) -> JobOut:

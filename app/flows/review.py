@@ -17,8 +17,8 @@ from app.detectors.audit import audit
 from app.detectors.record import RunRecord, Submission, records_from_spans
 from app.dispatch.service import load_trace
 from app.documents.index import DatasheetIndex
-from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Attribution, Flag, Grounding
+from app.tables.jobs import Extraction, Job, JobParameter
 
 
 def submission_of(extraction: Extraction) -> Submission | None:

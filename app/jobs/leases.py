@@ -17,7 +17,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
-from app.jobs.models import Job
+from app.tables.jobs import Job
 from app.timeutil import utcnow
 
 

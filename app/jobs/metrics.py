@@ -12,8 +12,8 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
 from app.db import session_scope
-from app.jobs.models import Job, JobStatus
 from app.metrics import seconds_between
+from app.tables.jobs import Job, JobStatus
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,6 @@
-"""API models for jobs. The job result shape is shared by the API, the SDK and `dsx extract --json`."""
+"""API models for jobs. The job result shape is shared by the API, the SDK and `dsx extract --json`.
+
+``FlagOut`` and ``ValueOut`` are shared contracts (``app.contracts``), reused by the review queue."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.contracts import ENGINE_NAMES
+from app.contracts import ENGINE_NAMES, FlagOut, ValueOut
 
 EngineChoice = Literal[ENGINE_NAMES]  # type: ignore[valid-type]
 
@@ -26,22 +28,6 @@ class ParameterSpec(BaseModel):
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
-
-
-class FlagOut(BaseModel):
-    rule: str
-    severity: str
-    message: str
-    rule_version: str | None = None
-    evidence: dict = Field(default_factory=dict)
-
-
-class ValueOut(BaseModel):
-    min: float | None = None
-    typical: float | None = None
-    max: float | None = None
-    unit: str | None = None
-    conditions: list[str] = Field(default_factory=list)
 
 
 class GroundingOut(BaseModel):

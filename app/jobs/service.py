@@ -20,10 +20,10 @@ from app.contracts import ENGINE_NAMES
 from app.documents import store
 from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs.admission import admit_pdf
-from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import (
     ParameterSpec,
 )
+from app.tables.jobs import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.timeutil import utcnow
 
 # Allowed transitions of the job state machine.

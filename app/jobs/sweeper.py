@@ -13,8 +13,8 @@ from sqlalchemy import and_, or_, select, update
 
 from app.config import get_settings
 from app.db import session_scope
-from app.jobs.models import Job, JobStatus
 from app.jobs.queue import enqueue
+from app.tables.jobs import Job, JobStatus
 from app.timeutil import utcnow
 
 log = logging.getLogger(__name__)

@@ -18,13 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select, tuple_, union_all
 from sqlalchemy.orm import Session, aliased
 
-from app.contracts import ExtractedValue
+from app.contracts import ExtractedValue, FlagOut, ValueOut
 from app.detectors.severity import Severity
 from app.documents.models import Blob
 from app.errors import InvalidInput, NotFound
-from app.jobs.models import Extraction, Job, JobParameter
-from app.jobs.schemas import FlagOut, ValueOut
 from app.review.models import Decision, Flag
+from app.tables.jobs import Extraction, Job, JobParameter
 
 DecisionKind = Literal["approve", "correct", "reject"]
 QueueStatus = Literal["open", "decided", "all"]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 
 from app.cli import cli
 from app.dispatch.models import SpanRecord
-from app.jobs.models import Job as JobRow
+from app.tables.jobs import Job as JobRow
 from tests.support.live import LiveServer, free_port, live_server, seed_flagged_extraction, spec_sheet
 from tests.support.paths import REPO_ROOT
 

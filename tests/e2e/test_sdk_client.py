@@ -31,7 +31,7 @@ from dsx_client import (
 )
 from sqlalchemy import func, select
 
-from app.jobs.models import Job as JobRow
+from app.tables.jobs import Job as JobRow
 from tests.support.live import LiveServer, free_port, live_server, seed_flagged_extraction, spec_sheet
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from app.dispatch import semconv as sc
 from app.evaluation.archive import Archive
 from app.evaluation.claims import load_claims, parse_claims
 from app.evaluation.runner import RunConfig, run
-from app.jobs.models import Job
+from app.tables.jobs import Job
 
 DOCUMENTS = ["speaker_amplifier", "fan"]
 DECOY = "led.pdf"

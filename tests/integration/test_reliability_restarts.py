@@ -21,7 +21,7 @@ import pytest
 import yaml
 from sqlalchemy import func, select
 
-from app.jobs.models import Extraction, Job
+from app.tables.jobs import Extraction, Job
 from tests.support.live import LiveServer, live_server
 from tests.support.pdfs import text_pdf
 from tests.support.processes import wait_until

@@ -30,8 +30,8 @@ from app.db import reset_engines, session_scope
 from app.dispatch import semconv as sc
 from app.dispatch.models import SpanRecord
 from app.jobs import service
-from app.jobs.models import Extraction, Job
 from app.jobs.queue import enqueue
+from app.tables.jobs import Extraction, Job
 from tests.support.pdfs import text_pdf
 from tests.support.processes import dsx_process, wait_until, worker_env
 from tests.support.scripted_llm import Behaviour, ScriptedLLM, submit, tool_call

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from app.config import reset_settings
 from app.db import reset_engines, session_scope
 from app.dispatch.models import SpanRecord
-from app.jobs.models import Extraction
+from app.tables.jobs import Extraction
 from tests.support.paths import datasheet
 from tests.support.processes import dsx_process, wait_until, worker_env
 from tests.support.services import fresh_postgres_database, redis_url

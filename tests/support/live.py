@@ -34,8 +34,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import migrate
 from app.db import make_engine
 from app.documents.models import Blob
-from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Flag
+from app.tables.jobs import Extraction, Job, JobParameter
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import stop_group, worker_env
 

@@ -22,8 +22,8 @@ from app.db import session_scope
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
 from app.documents import store
-from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.review.models import Attribution, Flag, Grounding
+from app.tables.jobs import Extraction, Job, JobParameter, JobStatus
 from app.timeutil import utcnow
 from tests.support.paths import datasheet
 

@@ -17,9 +17,9 @@ from app.dashboard.views import DEFAULT_DPI, QueueFilters, neighbours
 from app.db import get_engine, session_scope
 from app.documents import store
 from app.documents.render import render_png
-from app.jobs.models import Extraction, Job
 from app.review import decisions
 from app.review.models import Decision, Flag
+from app.tables.jobs import Extraction, Job
 from app.timeutil import utcnow
 from tests.support.live import seed_flagged_extraction
 from tests.support.paths import datasheet

@@ -21,7 +21,7 @@ from app.evaluation.report import score_archive
 from app.evaluation.rescore import FlagSource, redetect, stored_submission
 from app.evaluation.runner import RunConfig, run
 from app.flows.review import submission_of
-from app.jobs.models import Extraction
+from app.tables.jobs import Extraction
 
 CLAIMS = ["speaker_amplifier-supply-voltage", "speaker_amplifier-quiescent-current"]
 DECOY = "led.pdf"

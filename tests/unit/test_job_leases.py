@@ -11,7 +11,7 @@ from sqlalchemy import update
 from app.db import session_scope
 from app.flows import extraction as extraction_flow
 from app.jobs import leases, service, sweeper
-from app.jobs.models import Job
+from app.tables.jobs import Job
 from app.timeutil import utcnow
 from tests.support.pdfs import text_pdf
 

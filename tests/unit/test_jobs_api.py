@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from app.db import session_scope
 from app.documents.models import Blob
-from app.jobs.models import Job, JobParameter
+from app.tables.jobs import Job, JobParameter
 from tests.support.pdfs import encrypted_pdf, text_pdf
 
 PDF = text_pdf(["Supply voltage VDD 2.7 5.5 V"])

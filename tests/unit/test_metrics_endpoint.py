@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.config import environment_for_children, reset_settings
 from app.db import session_scope
-from app.jobs.models import Job
+from app.tables.jobs import Job
 from app.timeutil import utcnow
 from tests.support.paths import REPO_ROOT
 from tests.support.pdfs import text_pdf

@@ -13,10 +13,10 @@ from sqlalchemy import func, select
 from app.config import Settings
 from app.db import session_scope
 from app.errors import InvalidInput
-from app.jobs.models import Extraction, Job
 from app.review import decisions
 from app.review.decisions import QueuePlace, ReviewDecisionRequest
 from app.review.models import Decision, Flag
+from app.tables.jobs import Extraction, Job
 from app.timeutil import utcnow
 from tests.support.live import seed_flagged_extraction
 

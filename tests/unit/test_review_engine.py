@@ -15,9 +15,9 @@ from app.documents import store
 from app.documents.cache import open_index
 from app.flows import extraction as extraction_flow
 from app.flows.review import review_extraction
-from app.jobs.models import Job, JobParameter
 from app.jobs.service import create_job
 from app.review.models import Attribution, Flag, Grounding
+from app.tables.jobs import Job, JobParameter
 from tests.support.pdfs import text_pdf
 from tests.support.scripted_llm import ScriptedLLM, submit, text, tool_call
 

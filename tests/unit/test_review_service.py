@@ -13,8 +13,8 @@ from app.dispatch.models import SpanRecord
 from app.documents import store
 from app.documents.cache import open_index
 from app.flows.review import attribution_summary, review_extraction
-from app.jobs.models import Extraction, Job, JobParameter
 from app.review.models import Attribution, Flag, Grounding
+from app.tables.jobs import Extraction, Job, JobParameter
 from tests.support.pdfs import text_pdf
 from tests.unit.test_review_rules import ANSWER, RunBuilder
 
