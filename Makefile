@@ -18,13 +18,15 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/dsx serve
 
-## Lint, then the default test suite (slow tests excluded unless DSX_TEST_SLOW=1)
+## Lint (ruff, then the import-layering contracts), then the default test suite (slow tests excluded unless DSX_TEST_SLOW=1)
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(if $(DSX_TEST_SLOW),,-m "not slow") $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -10,14 +10,14 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.health import router as health_router
 from app.api.jobs import router as jobs_router
 from app.api.metrics import HttpMetricsMiddleware
 from app.api.metrics import router as metrics_router
 from app.api.problems import install_handlers
+from app.api.traces import router as traces_router
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
-from app.dispatch.views import router as dispatch_router
-from app.health import router as health_router
 from app.jobs import admission
 from app.review.api import router as review_router
 from app.security import check_startup_policy
@@ -47,7 +47,7 @@ def create_app() -> FastAPI:
     app.add_middleware(HttpMetricsMiddleware)
     app.include_router(health_router)
     app.include_router(jobs_router)
-    app.include_router(dispatch_router)
+    app.include_router(traces_router)
     app.include_router(metrics_router)
     app.include_router(review_router)
     install_review_dashboard(app)
