@@ -21,11 +21,11 @@ import yaml
 from app.config import reset_settings
 from app.db import reset_engines
 from app.timeutil import utcnow
+from tests.support.dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 from tests.support.live import LiveServer, live_server
 from tests.support.paths import REPO_ROOT, datasheet
 from tests.support.processes import wait_until
 from tests.support.scripted_llm import ScriptedLLM, submit
-from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 
 pytestmark = pytest.mark.e2e
 

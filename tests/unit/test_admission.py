@@ -20,8 +20,8 @@ from app.errors import DsxError, InvalidPdf
 from app.jobs import admission
 from app.jobs.admission import AdmissionPool, admit_pdf
 from tests.support import hostile_pdfs as hostile
+from tests.support.jobs_api import blob_files, post, stored_rows
 from tests.support.pdfs import encrypted_pdf, text_pdf
-from tests.unit.test_jobs_api import blob_files, post, stored_rows
 
 VALID = text_pdf(["Supply voltage VDD 2.7 5.5 V", "Page two", "Page three"])
 SLEEP_MARK = re.compile(rb"%dsx-test:sleep (\S+)")

@@ -16,9 +16,9 @@ from app.db import session_scope
 from app.dispatch import telemetry
 from app.jobs import service as jobs
 from app.tables.jobs import JobParameter
+from tests.support.documents import ANSWER, FixedDispatcher, make_index
 from tests.support.pdfs import text_pdf
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm, submit, tool_call  # noqa: F401
-from tests.unit.test_agent_loop import ANSWER, FixedDispatcher, make_index
 
 BLOCK = re.compile(r"<parameter_request>(.*?)</parameter_request>", re.DOTALL)
 

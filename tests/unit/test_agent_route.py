@@ -12,7 +12,7 @@ from app.agent.engines import route
 from app.agent.registry import ModelConfig
 from app.agent.transport import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_PDF_PAGES, capabilities
 from app.config import OFFLINE_MODEL, reset_settings
-from tests.unit.test_agent_loop import make_index
+from tests.support.documents import make_index
 
 OFFLINE = ModelConfig(alias=OFFLINE_MODEL, litellm_params={"model": OFFLINE_MODEL})
 

@@ -19,7 +19,7 @@ from app.agent.tools import (
     tool_surface_version,
 )
 from app.dispatch import semconv
-from tests.unit.test_agent_loop import make_index
+from tests.support.documents import make_index
 
 
 def _walk(node: Any) -> list[dict]:

@@ -12,7 +12,7 @@ from app.auth import create_key
 from app.config import reset_settings
 from app.db import session_scope
 from app.security import KEY_COOKIE
-from tests.unit.test_dashboard_seed import seed_flagged_run
+from tests.support.dashboard_seed import seed_flagged_run
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ from app.review import decisions
 from app.review.models import Decision, Flag
 from app.tables.jobs import Extraction, Job
 from app.timeutil import utcnow
+from tests.support.dashboard_seed import DATASHEET, SeededRun, seed_flagged_run
 from tests.support.live import seed_flagged_extraction
 from tests.support.paths import datasheet
-from tests.unit.test_dashboard_seed import DATASHEET, SeededRun, seed_flagged_run
 
 
 @pytest.fixture

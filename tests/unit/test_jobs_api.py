@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
 
-from app.db import session_scope
-from app.documents.models import Blob
-from app.tables.jobs import Job, JobParameter
+from tests.support.jobs_api import blob_files, post, stored_rows
 from tests.support.pdfs import encrypted_pdf, text_pdf
 
 PDF = text_pdf(["Supply voltage VDD 2.7 5.5 V"])
@@ -22,26 +18,6 @@ def client(dsx_env) -> TestClient:  # noqa: ANN001
     from app.main import create_app
 
     return TestClient(create_app())
-
-
-def post(client: TestClient, data: bytes, parameters: object = ("Supply voltage",), headers: dict | None = None,
-         **fields: str):
-    form = {"parameters": parameters if isinstance(parameters, str) else json.dumps(list(parameters)), **fields}
-    return client.post("/v1/jobs", files={"file": ("ds.pdf", data, "application/pdf")}, data=form,
-                       headers=headers or {})
-
-
-def stored_rows() -> tuple[int, int, int]:
-    with session_scope() as session:
-        return (
-            session.scalar(select(func.count()).select_from(Job)),
-            session.scalar(select(func.count()).select_from(JobParameter)),
-            session.scalar(select(func.count()).select_from(Blob)),
-        )
-
-
-def blob_files(settings) -> list[Path]:  # noqa: ANN001
-    return [p for p in settings.blob_dir.rglob("*") if p.is_file()]
 
 
 def test_submit_returns_202_location_and_stores_job(client: TestClient, dsx_env) -> None:  # noqa: ANN001

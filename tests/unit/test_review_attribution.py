@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.detectors.attribution import attribute, condition_reflected, summarize
 from app.detectors.grounding import GroundingResult, Outcome
 from app.detectors.record import Submission
-from tests.unit.test_review_rules import ANSWER, RunBuilder
+from tests.support.runs import ANSWER, RunBuilder
 
 
 def _by_span(rows) -> dict:  # noqa: ANN001

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.detectors.record import TraceFormatError, detect_format, load_records
-from tests.unit.test_review_rules import ANSWER, RunBuilder
+from tests.support.runs import ANSWER, RunBuilder
 
 SUBMIT_ARGS = json.dumps({"found": True, "values": [{"min": 3, "max": 30, "unit": "V"}], "source_page": 5,
                           "quote": "VCC Supply voltage 3 to 30 V", "confidence": 0.9})

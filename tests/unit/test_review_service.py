@@ -16,7 +16,7 @@ from app.flows.review import attribution_summary, review_extraction
 from app.review.models import Attribution, Flag, Grounding
 from app.tables.jobs import Extraction, Job, JobParameter
 from tests.support.pdfs import text_pdf
-from tests.unit.test_review_rules import ANSWER, RunBuilder
+from tests.support.runs import ANSWER, RunBuilder
 
 PAGES = ["Features\nLow power", "", "", "DC Characteristics\nSupply Voltage VDD 2.7 - 5.5 V\nIDD 450 uA max"]
 
