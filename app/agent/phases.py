@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from app.agent.tools import DOCUMENT_TOOLS, SUBMIT_EXTRACTION, ToolSpec
-from app.dispatch import semconv
 
 EXTRACTION = "extraction"
 
@@ -56,7 +55,3 @@ def single_pass(phases: list[Phase]) -> list[Phase]:
     Later phases keep their tools (they open after the extraction is frozen)."""
     first, *rest = phases
     return [replace(first, tools=()), *rest]
-
-
-def is_extraction(phase: Phase) -> bool:
-    return phase.submit.name == semconv.SUBMIT_TOOL

@@ -491,10 +491,8 @@ RULES: tuple[Rule, ...] = (
          "The offline reader materially disagrees after unit normalisation.", _disagrees_with_reader),
 )
 
-RULES_BY_NAME = {rule.name: rule for rule in RULES}
 DISPATCH_RULES = ("tool_bypass", "verification_skipped", "tool_read_failure", "no_tool_call_http_200",
                   "reasoning_dropped", "tool_content_mismatch", "engine_error", "budget_exhausted")
-GROUNDING_RULES = ("quote_not_found", "value_not_in_quote", "grounded_other_page")
 
 
 def evaluate(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[Verdict]:

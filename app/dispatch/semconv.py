@@ -25,7 +25,6 @@ def tool_span_name(tool: str) -> str:
 
 # GenAI semantic-convention attributes.
 GEN_AI_OPERATION = "gen_ai.operation.name"  # invoke_agent | chat | execute_tool
-GEN_AI_SYSTEM = "gen_ai.system"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_INPUT_TOKENS = "gen_ai.usage.input_tokens"

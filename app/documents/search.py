@@ -10,7 +10,6 @@ is a handful of vectorised additions: well under a millisecond on hundreds of pa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,14 +47,6 @@ SNIPPET_CHARS = 320
 
 _HYPHEN_END = re.compile(r"([A-Za-z]{2,})-\s*$")
 _LOWER_START = re.compile(r"^\s*([a-z]{2,})")
-
-
-@dataclass
-class Hit:
-    page: int
-    line: int
-    score: float
-    matched: list[str]
 
 
 class SearchIndex:

@@ -14,12 +14,6 @@ from app.errors import InvalidPdf, PayloadTooLarge
 PDF_MAGIC = b"%PDF-"
 
 
-def validate_pdf(data: bytes, *, max_bytes: int, max_pages: int) -> int:
-    """Return the page count of a PDF we can process, or raise a typed error (everything in this process)."""
-    check_envelope(data, max_bytes=max_bytes)
-    return inspect_pdf(data, max_pages)
-
-
 def check_envelope(data: bytes, *, max_bytes: int) -> None:
     """The checks that need no parser: something was sent, it is not too large, and it says it is a PDF."""
     if not data:

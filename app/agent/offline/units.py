@@ -198,14 +198,3 @@ def _looks_physical(canonical: str) -> bool:
                                  and canonical[0] in _PREFIX + "u"):
             return True
     return canonical in ("mm", "cm", "nm", "um", "kg", "mNm", "N.cm", "Ncm")
-
-
-def same_dimension(a: Unit | None, b: Unit | None) -> bool | None:
-    """True/False when both are known, None when either is unknown (nothing to conclude)."""
-    if a is None or b is None:
-        return None
-    return a.dimension == b.dimension
-
-
-def to_si(value: float, unit: Unit | None) -> float:
-    return value * unit.factor if unit is not None else value
