@@ -1,7 +1,11 @@
 """Fidelity of the offline reader on the dev claims, through the production path.
 
-Run from the repository root:  .venv/bin/python bench/fidelity.py [--engine agentic|single-pass] [--name-only]
-[--only SUBSTRING] [--floor 0.5]
+Run from the repository root:  .venv/bin/python bench/fidelity.py [--claims PATH ...] [--engine agentic|single-pass]
+[--name-only] [--only SUBSTRING] [--floor 0.5]
+
+``--claims`` may be given several times (default: the shared dev claims); each file is measured and totalled on its
+own. A claim file's ``documents`` map names each PDF relative to the shared datasheets directory; a bare file name
+that is not there is looked up in its ``corpus/`` subfolder.
 
 Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
 loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
@@ -35,6 +39,7 @@ sys.path.insert(0, str(REPO))
 
 SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
 DATASHEETS = SHARED / "datasheets"
+DATASHEET_DIRS = (DATASHEETS, DATASHEETS / "corpus")
 CLAIMS = SHARED / "eval" / "dev_claims.yaml"
 BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 1.01))
 
@@ -114,21 +119,44 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="run only claims whose id contains this text")
     parser.add_argument("--floor", type=float, default=0.5, help="confidence below which an answer counts as "
                         "declinable (default 0.5)")
-    parser.add_argument("--claims", type=Path, default=CLAIMS)
+    parser.add_argument("--claims", type=Path, action="append", default=None,
+                        help="claim file to measure; repeat for several (default: the shared dev claims)")
     parser.add_argument("--name-only", action="store_true", help="send only the parameter name (no unit hint, no "
                         "conditions): how the reader copes with a terse request")
     args = parser.parse_args()
 
     _isolated_store()
+    reader_ms = _time_reader()
+    echo_ms = litellm_call_overhead_ms()
+    for path in args.claims or [CLAIMS]:
+        _measure(path, args, reader_ms, echo_ms)
+    return 0
+
+
+def _datasheet(document: Any) -> Path:
+    """The PDF of a claim file's document entry, from the shared datasheets directory or its corpus/ subfolder."""
+    from app.errors import InvalidInput
+    from app.evaluation.claims import resolve_document
+
+    missing: InvalidInput | None = None
+    for folder in DATASHEET_DIRS:
+        try:
+            return resolve_document(document, folder)
+        except InvalidInput as exc:
+            missing = exc
+    assert missing is not None
+    raise missing
+
+
+def _measure(path: Path, args: argparse.Namespace, reader_ms: list[float], echo_ms: float) -> None:
     from app.agent.engines import run_parameter
     from app.agent.registry import resolve_model
     from app.agent.schemas import RunContext
     from app.documents.cache import open_index
-    from app.evaluation.claims import load_claims, request_for, resolve_document
+    from app.evaluation.claims import load_claims, request_for
     from app.evaluation.grading import grade
 
-    claims = load_claims(args.claims)
-    reader_ms = _time_reader()
+    claims = load_claims(path)
 
     def request(claim: Any) -> Any:
         full = request_for(claim)
@@ -136,10 +164,13 @@ def main() -> int:
 
     model = resolve_model("offline/datasheet-reader")
     selected = [c for c in claims.claims if not args.only or args.only in c.id]
+    if not selected:
+        print(f"{path}: no claims selected")
+        return
     indexes = {}
     for claim in selected:
         if claim.document not in indexes:
-            indexes[claim.document] = open_index(resolve_document(claims.documents[claim.document], DATASHEETS))
+            indexes[claim.document] = open_index(_datasheet(claims.documents[claim.document]))
 
     # Warm-up: imports, unit registry, LiteLLM provider registration (not part of any claim's time).
     first = selected[0]
@@ -147,6 +178,7 @@ def main() -> int:
                   context=RunContext())
 
     rows: list[dict[str, Any]] = []
+    print(f"== {path} ({args.engine})")
     print(f"{'claim':52s} {'exact':5s} {'ndl':3s} {'quote':5s} {'page':4s} {'conf':>5s} {'ms':>7s}  answer")
     for claim in selected:
         reader_ms[0] = 0.0
@@ -170,8 +202,8 @@ def main() -> int:
         print(f"{claim.id:52s} {mark(verdict.exact):5s} {mark(verdict.fidelity):3s} {mark(quote_ok):5s} "
               f"{mark(verdict.page_match):4s} {confidence:5.2f} {wall_ms:7.1f}  {answer[:140]}")
 
-    _print_totals(rows, args.floor, litellm_call_overhead_ms())
-    return 0
+    _print_totals(rows, args.floor, echo_ms)
+    print()
 
 
 def _print_totals(rows: list[dict[str, Any]], floor: float, echo_ms: float) -> None:
