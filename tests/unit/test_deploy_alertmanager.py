@@ -6,7 +6,6 @@ Prometheus on the repository's config and rules shows the alert path watched end
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -25,6 +24,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.paths import REPO_ROOT
+from tests.support.prerequisites import missing_prerequisite
 from tests.support.processes import stop_group, wait_until
 
 DEPLOY = REPO_ROOT / "deploy"
@@ -51,14 +51,10 @@ WEBHOOK_URL_FILE_SINCE = (0, 26)
 
 
 def required_tool(name: str, package: str = "prometheus-alertmanager") -> str:
-    """A binary of a Debian package, or a skip on a developer machine without it.
-    Where services are required (CI), a missing binary fails the run."""
+    """A binary of a Debian package (skipped without it on a developer machine, failed in CI)."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed (Debian: apt-get install -y {package})"
-        if os.environ.get("DSX_TEST_REQUIRE_SERVICES") or os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_prerequisite(f"{name} is not installed (Debian: apt-get install -y {package})")
     return path
 
 
