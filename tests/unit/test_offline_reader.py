@@ -277,7 +277,7 @@ def test_limit_named_in_the_column_header_sets_the_field() -> None:
 
 
 @pytest.mark.parametrize(("line", "name", "expected"), [
-    ("Maximum voltage for logic low: VIL=0,6V", "Low-level input voltage", (None, None, 0.6, "V")),
+    ("Logic low accepted up to: VIL=0,6V", "Low-level input voltage", (None, None, 0.6, "V")),
     ("Minimum voltage for logic high: VIH=2,4V", "High-level input voltage", (2.4, None, None, "V")),
 ])
 def test_logic_level_vocabulary_and_symbol(line: str, name: str, expected: tuple) -> None:
