@@ -13,6 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from app.config import Settings, get_settings, reset_settings  # noqa: E402
 from app.db import reset_engines  # noqa: E402
 from tests.support.paths import CLAIMS_FILE, DATASHEETS_DIR  # noqa: E402
+from tests.support.prerequisites import missing_prerequisite  # noqa: E402
 
 
 @pytest.fixture
@@ -35,10 +36,12 @@ def dsx_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setting
 @pytest.fixture(scope="session")
 def datasheets_dir() -> Path:
     if not DATASHEETS_DIR.exists():
-        pytest.skip(f"shared datasheets not found at {DATASHEETS_DIR}")
+        missing_prerequisite(f"shared datasheets not found at {DATASHEETS_DIR}")
     return DATASHEETS_DIR
 
 
 @pytest.fixture(scope="session")
 def claims_file() -> Path:
+    if not CLAIMS_FILE.exists():
+        missing_prerequisite(f"shared dev claims not found at {CLAIMS_FILE}")
     return CLAIMS_FILE

@@ -2,15 +2,19 @@
 
 Run from the repository root:  .venv/bin/python bench/claims/check_claims.py [CLAIMS.yaml ...]
 (default: the shared dev claims and bench/claims/heldout_claims.yaml).
+``--mutate`` plants wrong claims instead (see ``bench/claims/mutations.py``) and prints how many the checks catch.
 
 For every claim, with whitespace collapsed to single spaces as the claims README prescribes:
 
-* ``source_text`` occurs on the stated page and is at most 200 characters;
-* every needle occurs in ``source_text``;
-* every stated number (min / typical / max) is printed in ``source_text`` or, failing that, elsewhere on the
-  page. Numbers are compared by magnitude (a sign is often printed apart from its number: ``± 0,5``,
-  ``–40``), reading ``5,25`` and ``1,000`` both ways, and allowing a factor of 1000^k so a claim stated in
-  another SI prefix than the page (1250 mW as 1.25 W) still checks.
+* ``source_text`` occurs on the stated page and is at most 200 characters, and every needle occurs in it;
+* every stated number (min / typical / max) is printed **in** ``source_text`` with its sign: ``-40`` is -40,
+  ``±0.5`` may be a min of -0.5 or a max of +0.5, an unsigned number is positive; ``5,25`` and ``1,000`` read
+  both ways. In another unit prefix than the page (1250 mW as 1.25 W) only when ``notes`` says "unit conversion";
+* the claim's unit is printed in ``source_text`` or on the page (same unit, any spelling), or converts from a
+  unit printed in ``source_text`` when ``notes`` says "unit conversion";
+* ``min <= typical <= max``;
+* where the page has a Min / Typ / Max header above the printed value, the value sits in the column of the
+  field the claim names (word x-positions against the header words' x-ranges).
 
 Exits 1 when any claim fails, printing one line per problem.
 """
@@ -21,72 +25,264 @@ import math
 import os
 import re
 import sys
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
+
+from mutations import ROLE_OF_FIELD, Mutant, mutants  # noqa: E402
 
 from app.evaluation.claims import Claim, ClaimSet, load_claims, resolve_document  # noqa: E402
+from app.evaluation.units import ascii_unit, convert  # noqa: E402
 
 SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
 DEFAULT_FILES = (SHARED / "eval" / "dev_claims.yaml", REPO / "bench" / "claims" / "heldout_claims.yaml")
 MAX_SOURCE_CHARS = 200
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+CONVERSION_NOTE = "unit conversion"
+# A sign counts only where it cannot be a range dash ("2.7-5.5" is two positive numbers).
+# A dot leader ("....-55 °C", "....100 mA") ends right at a number: its dots are neither a sign barrier nor a
+# decimal point.
+_NUMBER = re.compile(r"(?:(?<![\w,])(?P<sign>\+/-|\+/–|[+\-–−±]))?(?P<digits>\d[\d,]*(?:\.\d+)?|(?<![.\d])\.\d+)")
+_UNIT_WORD = re.compile(r"(?:[^\W\d_]|[°℃])[\w/°℃%().³²·-]*|%")
+# A prefix printed apart from its unit: "256k bytes", "2.7K Ohm".
+_SPACED_PREFIX = re.compile(r"(?<=\d)\s*([kKMGmuµ])\s+([^\W\d_]+)")
+_AC_DC = re.compile(r"^(m?V|k?V|m?A)(AC|DC)$")
+_ROLE_HEADER = re.compile(r"^(min|typ|max)(?:imum|ical)?\.?$", re.I)
+MAX_HEADER_WORDS = 12
+CELL_WORD_GAP = 6.0  # points between the words of one header cell ("Maximum Limit (ppm)")
+MAX_HEADER_DISTANCE = 200.0  # points: a Min/Typ/Max header further above heads another table
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A number as printed: its magnitude and the signs it may carry (``±`` carries both)."""
+
+    magnitude: float
+    signs: frozenset[int]
+
+
+@dataclass
+class Page:
+    text: str  # whitespace collapsed
+    words: list[tuple[float, float, float, float, str]]  # x0, y0, x1, y1, text
 
 
 def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def printed_magnitudes(text: str) -> set[float]:
-    """Every number printed in ``text`` as a magnitude; ``a,b`` yields both the decimal-comma and the
-    thousands-separator reading."""
+def _readings(digits: str) -> set[float]:
+    digits = digits.rstrip(",")
+    readings = {digits.replace(",", "")}
+    if digits.count(",") == 1 and "." not in digits:
+        readings.add(digits.replace(",", "."))
     found: set[float] = set()
-    for token in _NUMBER.findall(text):
-        token = token.rstrip(",")
-        readings = {token.replace(",", "")}
-        if token.count(",") == 1 and "." not in token:
-            readings.add(token.replace(",", "."))
-        for reading in readings:
-            try:
-                found.add(float(reading))
-            except ValueError:
-                continue
+    for reading in readings:
+        try:
+            found.add(float(reading))
+        except ValueError:
+            continue
     return found
 
 
-def is_printed(value: float, magnitudes: set[float]) -> bool:
-    wanted = abs(value)
-    for printed in magnitudes:
-        for power in range(-3, 4):
-            if math.isclose(printed * 1000.0**power, wanted, rel_tol=1e-9, abs_tol=1e-12):
+def printed_numbers(text: str) -> list[Printed]:
+    """Every number printed in ``text`` with its sign; ``a,b`` yields both the decimal-comma and the
+    thousands-separator reading."""
+    found: list[Printed] = []
+    for match in _NUMBER.finditer(text):
+        sign = match.group("sign") or ""
+        signs = frozenset({-1, 1}) if sign in ("±", "+/-", "+/–") else frozenset({-1} if sign in "-–−" and sign
+                                                                               else {1})
+        found += [Printed(magnitude, signs) for magnitude in _readings(match.group("digits"))]
+    return found
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def is_printed(value: float, field: str, printed: list[Printed], converted: bool) -> bool:
+    """``value`` (signed) is one of ``printed``; a ``±`` number gives a negative min and a positive max or typical.
+    With ``converted`` a factor 1000^k between page and claim is allowed."""
+    powers = range(-3, 4) if converted else (0,)
+    for number in printed:
+        for sign in number.signs:
+            if len(number.signs) > 1 and (sign < 0) != (field == "min"):
+                continue
+            if any(_close(sign * number.magnitude * 1000.0**power, value) for power in powers):
                 return True
     return False
 
 
-def claim_problems(claim: Claim, page_text: str) -> list[str]:
+def _clean_token(token: str) -> str:
+    token = token.rstrip(".,;:")
+    while token.endswith(")") and token.count(")") > token.count("("):
+        token = token[:-1]
+    while token.endswith("(") or (token.startswith("(") and token.count("(") > token.count(")")):
+        token = token[:-1] if token.endswith("(") else token[1:]
+    token = re.sub(r"(?<=[A-Za-z])-(?=[A-Za-z])", ".", token)  # "N-cm" is N.cm
+    token = re.sub(r"H20$", "H2O", token)  # water column printed with a digit zero: "mmH20"
+    return _AC_DC.sub(r"\1", token)  # "VAC" is volts (alternating)
+
+
+def _unit_tokens(text: str) -> set[str]:
+    tokens = list(_UNIT_WORD.findall(text)) + ["".join(m) for m in _SPACED_PREFIX.findall(text)]
+    return {ascii_unit(_clean_token(token)) for token in tokens} - {""}
+
+
+def _same_unit(token: str, unit: str) -> bool:
+    if token.casefold().rstrip("s") == unit.casefold().rstrip("s"):  # counted things: "Output" / "outputs"
+        return True
+    factor = convert(1.0, token, unit)
+    return factor is not None and _close(factor, 1.0) and (token.casefold() == unit.casefold()
+                                                           or convert(1.0, unit, token) is not None)
+
+
+def _converts(token: str, unit: str) -> bool:
+    return convert(1.0, token, unit) is not None and token.casefold() != unit.casefold()
+
+
+def _header_cell(page: Page, word: tuple[float, float, float, float, str]) -> list[str]:
+    """The words of the header cell ``word`` is part of: its line's words chained to it by word-sized gaps."""
+    line = sorted((w for w in page.words if abs(w[1] - word[1]) < 3), key=lambda w: w[0])
+    at = line.index(word)
+    left = right = at
+    while left > 0 and line[left][0] - line[left - 1][2] < CELL_WORD_GAP:
+        left -= 1
+    while right < len(line) - 1 and line[right + 1][0] - line[right][2] < CELL_WORD_GAP:
+        right += 1
+    return [w[4] for w in line[left:right + 1]]
+
+
+def _words_heading(page: Page, source: str, value: float, field: str) -> str:
+    """Text of the words on the line of, or in a column header above, each word of the quote printing ``value``:
+    where a unit is printed for a table cell that is not in its row's text (``Weight (g)`` over ``280``)."""
+    source_words = set(source.split())
+    near: list[str] = []
+    for x0, y0, x1, _y1, text in page.words:
+        if text not in source_words or not is_printed(value, field, printed_numbers(text), True):
+            continue
+        for word in page.words:
+            wx0, wy0, wx1 = word[0], word[1], word[2]
+            if abs(wy0 - y0) < 3:
+                near.append(word[4])
+            elif y0 - MAX_HEADER_DISTANCE <= wy0 < y0 and wx0 < x1 and wx1 > x0:
+                near += _header_cell(page, word)
+    return " ".join(near)
+
+
+def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> list[str]:
+    unit = ascii_unit(claim.unit)
+    if not unit:
+        return []
+    in_source = _unit_tokens(source)
+    if any(_same_unit(token, unit) for token in in_source):
+        return []
+    if converted and any(_converts(token, unit) for token in in_source):
+        return []
+    heading = _unit_tokens(" ".join(_words_heading(page, source, v, f) for f, v in claim.stated_fields.items()))
+    if any(_same_unit(token, unit) for token in heading):
+        return []
+    if converted and any(_converts(token, unit) for token in heading):
+        return []
+    return [f"unit {claim.unit!r} printed neither in source_text nor over its column on page {claim.page}"
+            + ("" if converted else " (no 'unit conversion' note)")]
+
+
+def _role_columns(words: list[tuple[float, float, float, float, str]],
+                  below_y: float) -> dict[str, tuple[float, float]]:
+    """x-ranges of the nearest Min/Typ/Max header line above ``below_y``: a short line with at least two of the
+    three, capitalised, left to right (a prose line saying "minimum ... maximum" is no header)."""
+    lines: dict[int, list[tuple[float, float, str]]] = {}
+    for x0, y0, x1, _y1, text in words:
+        if below_y - MAX_HEADER_DISTANCE <= y0 <= below_y + 1:
+            lines.setdefault(round(y0), []).append((x0, x1, text.strip()))
+    headers: list[tuple[int, dict[str, tuple[float, float]]]] = []
+    for y, line in lines.items():
+        roles = {m.group(1).lower(): (x0, x1) for x0, x1, text in line
+                 if text[:1].isupper() and (m := _ROLE_HEADER.match(text))}
+        in_order = [role for role in ("min", "typ", "max") if role in roles]
+        lefts = [roles[role][0] for role in in_order]
+        if len(roles) >= 2 and len(line) <= MAX_HEADER_WORDS and lefts == sorted(lefts):
+            headers.append((y, roles))
+    return max(headers, key=lambda item: item[0])[1] if headers else {}
+
+
+def _column_of(x0: float, x1: float, columns: dict[str, tuple[float, float]]) -> str | None:
+    centre = (x0 + x1) / 2
+    nearest = min(columns.items(), key=lambda item: abs((item[1][0] + item[1][1]) / 2 - centre))
+    left, right = nearest[1]
+    width = max(right - left, 12.0)
+    return nearest[0] if abs((left + right) / 2 - centre) <= width else None
+
+
+def printed_columns(claim: Claim, page: Page, source: str) -> dict[str, set[str]]:
+    """For each stated field, the Min/Typ/Max columns its value is printed in; a field whose value is also
+    printed outside any such column is left out (nothing to compare)."""
+    source_words = set(source.split())
+    columns_of: dict[str, set[str]] = {}
+    for field, value in claim.stated_fields.items():
+        roles_found: set[str] = set()
+        for x0, y0, x1, _y1, text in page.words:
+            if text not in source_words or not is_printed(value, field, printed_numbers(text), False):
+                continue
+            columns = _role_columns(page.words, y0)
+            role = _column_of(x0, x1, columns) if columns else None
+            if role is None:
+                roles_found = set()
+                break
+            roles_found.add(role)
+        if roles_found:
+            columns_of[field] = roles_found
+    return columns_of
+
+
+def column_problems(claim: Claim, page: Page, source: str) -> list[str]:
+    """Where the printed value sits under a Min/Typ/Max header, it must be that of the claim's field."""
+    return [f"{field} {getattr(claim, field)} is printed in the {'/'.join(sorted(roles))} column"
+            for field, roles in printed_columns(claim, page, source).items() if ROLE_OF_FIELD[field] not in roles]
+
+
+def claim_problems(claim: Claim, page: Page) -> list[str]:
     problems: list[str] = []
     source = collapse(claim.source_text or "")
     if not source:
         return ["no source_text"]
     if len(source) > MAX_SOURCE_CHARS:
         problems.append(f"source_text is {len(source)} chars (> {MAX_SOURCE_CHARS})")
-    if source not in page_text:
+    if source not in page.text:
         problems.append(f"source_text not on page {claim.page}: {source!r}")
+        return problems  # the rest compares against a quote the page does not print
     problems += [f"needle {needle!r} not in source_text" for needle in claim.needles if needle not in source]
-    in_source, on_page = printed_magnitudes(source), printed_magnitudes(page_text)
-    for name, value in claim.stated_fields.items():
-        if not is_printed(value, in_source) and not is_printed(value, on_page):
-            problems.append(f"{name} {value} printed neither in source_text nor on page {claim.page}")
+    converted = CONVERSION_NOTE in (claim.notes or "").casefold()
+    in_source = printed_numbers(source)
+    for field, value in claim.stated_fields.items():
+        if not is_printed(value, field, in_source, converted):
+            problems.append(f"{field} {value} not printed in source_text (with its sign, in the claim's unit)")
+    stated = [claim.min, claim.typical, claim.max]
+    ordered = [v for v in stated if v is not None]
+    if ordered != sorted(ordered):
+        problems.append(f"min/typical/max out of order: {claim.min}/{claim.typical}/{claim.max}")
+    problems += unit_problems(claim, source, page, converted)
+    if not problems:
+        problems += column_problems(claim, page, source)
     return problems
 
 
-def check_file(path: Path, datasheets: Path) -> list[str]:
+@lru_cache(maxsize=256)
+def read_page(pdf_path: Path, page_number: int) -> Page:
     import pymupdf
 
+    with pymupdf.open(pdf_path) as pdf:
+        page = pdf[page_number - 1]
+        return Page(collapse(page.get_text()), [tuple(w[:5]) for w in page.get_text("words")])
+
+
+def check_file(path: Path, datasheets: Path) -> list[str]:
     claims: ClaimSet = load_claims(path)
     problems: list[str] = []
-    pages: dict[tuple[str, int], str] = {}
     seen: set[str] = set()
     for claim in claims.claims:
         if claim.id in seen:
@@ -95,16 +291,72 @@ def check_file(path: Path, datasheets: Path) -> list[str]:
         if claim.page is None:
             problems.append(f"{claim.id}: no page")
             continue
-        key = (claim.document, claim.page)
-        if key not in pages:
-            with pymupdf.open(resolve_document(claims.documents[claim.document], datasheets)) as pdf:
-                pages[key] = collapse(pdf[claim.page - 1].get_text())
-        problems += [f"{claim.id}: {problem}" for problem in claim_problems(claim, pages[key])]
+        page = read_page(resolve_document(claims.documents[claim.document], datasheets), claim.page)
+        problems += [f"{claim.id}: {problem}" for problem in claim_problems(claim, page)]
     return problems
 
 
+@lru_cache(maxsize=64)
+def page_count(pdf_path: Path) -> int:
+    import pymupdf
+
+    with pymupdf.open(pdf_path) as pdf:
+        return pdf.page_count
+
+
+def planted_mutants(path: Path, datasheets: Path) -> list[tuple[Mutant, list[str]]]:
+    """Every mutant of every claim that passes as written, with the problems the checker reports for it."""
+    claims: ClaimSet = load_claims(path)
+    results: list[tuple[Mutant, list[str]]] = []
+    for claim in claims.claims:
+        if claim.page is None:
+            continue
+        pdf_path = resolve_document(claims.documents[claim.document], datasheets)
+        page = read_page(pdf_path, claim.page)
+        if claim_problems(claim, page):
+            continue  # a claim that already fails measures nothing
+        other_number = claim.page + 1 if claim.page < page_count(pdf_path) else claim.page - 1
+        other = read_page(pdf_path, other_number) if other_number >= 1 else None
+        source = collapse(claim.source_text or "")
+        quoted = printed_numbers(source)
+        converted = CONVERSION_NOTE in (claim.notes or "").casefold()
+
+        def printed_in_role(value: float, field: str, quoted: list[Printed] = quoted,
+                            converted: bool = converted) -> bool:
+            return is_printed(value, field, quoted, converted)
+
+        for mutant in mutants(claim, page.text, (other_number, other.text) if other else None, source,
+                              printed_in_role, printed_columns(claim, page, source)):
+            mutant_page = other if mutant.kind == "page" and other else page
+            results.append((mutant, claim_problems(mutant.claim, mutant_page)))
+    return results
+
+
+def print_mutation_score(files: list[Path]) -> int:
+    caught = planted = 0
+    for path in files:
+        results = planted_mutants(path, SHARED / "datasheets")
+        escaped = [mutant for mutant, problems in results if not problems]
+        caught += len(results) - len(escaped)
+        planted += len(results)
+        by_kind: dict[str, list[int]] = {}
+        for mutant, problems in results:
+            tally = by_kind.setdefault(mutant.kind, [0, 0])
+            tally[0] += bool(problems)
+            tally[1] += 1
+        kinds = ", ".join(f"{kind} {c}/{n}" for kind, (c, n) in sorted(by_kind.items()))
+        print(f"{path}: {len(results) - len(escaped)}/{len(results)} mutants caught ({kinds})")
+        for mutant in escaped:
+            print(f"  escaped: {mutant.claim_id} {mutant.kind}")
+    print(f"mutation score: {caught}/{planted} caught")
+    return 0 if caught == planted else 1
+
+
 def main(argv: list[str]) -> int:
-    files = [Path(a) for a in argv] or list(DEFAULT_FILES)
+    mutate = "--mutate" in argv
+    files = [Path(a) for a in argv if a != "--mutate"] or list(DEFAULT_FILES)
+    if mutate:
+        return print_mutation_score(files)
     failed = False
     for path in files:
         problems = check_file(path, SHARED / "datasheets")

@@ -24,6 +24,7 @@ from app.timeutil import utcnow
 from tests.support.dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 from tests.support.live import LiveServer, live_server
 from tests.support.paths import REPO_ROOT, datasheet
+from tests.support.prerequisites import missing_prerequisite
 from tests.support.processes import wait_until
 from tests.support.scripted_llm import ScriptedLLM, submit
 
@@ -67,10 +68,7 @@ HIGHLIGHT_SHARE_JS = """
 def _require_chromium() -> None:
     if CHROMIUM.exists():
         return
-    message = f"{CHROMIUM} missing (apt-get install chromium)"
-    if os.environ.get("DSX_TEST_REQUIRE_SERVICES"):
-        pytest.fail(message)
-    pytest.skip(message)
+    missing_prerequisite(f"{CHROMIUM} missing (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,17 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+
+from tests.support.prerequisites import missing_prerequisite
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/14"
 
 
 def _unavailable(what: str, why: object) -> None:
-    if os.environ.get("DSX_TEST_REQUIRE_SERVICES"):
-        pytest.fail(f"{what} is required for this test but unavailable: {why}")
-    pytest.skip(f"{what} unavailable: {why}")
+    missing_prerequisite(f"{what} unavailable: {why}")
 
 
 @contextmanager

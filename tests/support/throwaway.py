@@ -20,9 +20,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from tests.support.live import free_port
+from tests.support.prerequisites import missing_prerequisite
 
 START_TIMEOUT_S = 60.0
 
@@ -76,7 +75,7 @@ class RedisServer:
 @contextmanager
 def redis_server() -> Iterator[RedisServer]:
     if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+        missing_prerequisite("redis-server is not installed (Debian: apt-get install -y redis-server)")
     workdir = Path(tempfile.mkdtemp(prefix="dsx-redis-"))
     server = RedisServer(port=free_port(), workdir=workdir)
     try:
@@ -128,7 +127,7 @@ class PostgresCluster:
 def postgres_cluster() -> Iterator[PostgresCluster]:
     binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not binaries:
-        pytest.skip("PostgreSQL server binaries (initdb) are not installed")
+        missing_prerequisite("PostgreSQL server binaries (initdb) are not installed")
     as_postgres = os.geteuid() == 0
     root = Path(tempfile.mkdtemp(prefix="dsx-pg-"))
     if as_postgres:

@@ -26,9 +26,13 @@ from tests.support.pdfs import encrypted_pdf, text_pdf
 VALID = text_pdf(["Supply voltage VDD 2.7 5.5 V", "Page two", "Page three"])
 SLEEP_MARK = re.compile(rb"%dsx-test:sleep (\S+)")
 DIE_MARK = b"%dsx-test:die"
-SLOW_MARK = b"%dsx-test:slow"
+# "%dsx-test:hold DIR": the first check writes DIR/started, then holds until DIR/release exists (or the pool
+# kills its child); its retry runs straight through.
+HOLD_MARK = re.compile(rb"%dsx-test:hold (\S+)")
+HOLD_LIMIT_S = 60.0
 # ~24 kB whose first page unpacks into 200,000 lines of text: about 175 MB and a second to read.
 BOMB_LINES = 200_000
+HANG_S = 120.0  # how long a hung check would take: a timeout must end it far sooner
 
 
 # Inspections that run in the child (picklable by reference, so module-level), triggered by marks in the bytes.
@@ -38,16 +42,22 @@ def _inspect_or_hang(data: bytes, max_pages: int) -> int:
     mark = SLEEP_MARK.search(data)
     if mark:
         Path(mark.group(1).decode()).write_text(str(os.getpid()))
-        time.sleep(120)
+        time.sleep(HANG_S)
     return inspect_pdf(data, max_pages)
 
 
 def _inspect_or_die(data: bytes, max_pages: int) -> int:
-    """Die as MuPDF crashing would; or take a second, so a check is in flight while another child dies."""
+    """Die as MuPDF crashing would; or hold the check until released, so one is in flight while another child
+    dies."""
     if DIE_MARK in data:
         os.kill(os.getpid(), signal.SIGKILL)
-    if SLOW_MARK in data:
-        time.sleep(1.0)
+    hold = HOLD_MARK.search(data)
+    if hold and not (Path(hold.group(1).decode()) / "started").exists():  # a retry is not held again
+        folder = Path(hold.group(1).decode())
+        (folder / "started").write_text(str(os.getpid()))
+        deadline = time.monotonic() + HOLD_LIMIT_S
+        while not (folder / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
     return inspect_pdf(data, max_pages)
 
 
@@ -138,11 +148,12 @@ def test_without_the_sandbox_the_check_runs_in_process_under_no_cap(
 def test_a_hung_check_times_out_its_child_is_killed_and_the_next_is_admitted(
         hanging_pool: AdmissionPool, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
+    assert hanging_pool.check(VALID, 5, timeout_s=60) == 3  # the child is up: the timeout measures the check only
     started = time.monotonic()
     with pytest.raises(InvalidPdf) as raised:
-        hanging_pool.check(VALID + b"\n%dsx-test:sleep " + str(pid_file).encode() + b"\n", 5, timeout_s=0.5)
-    assert raised.value.code == "pdf_check_timeout" and "0.5s" in raised.value.detail
-    assert time.monotonic() - started < 10
+        hanging_pool.check(VALID + b"\n%dsx-test:sleep " + str(pid_file).encode() + b"\n", 5, timeout_s=2)
+    assert raised.value.code == "pdf_check_timeout" and "2s" in raised.value.detail
+    assert time.monotonic() - started < HANG_S / 4  # relative to the hang, not a latency figure
     assert _gone(int(pid_file.read_text()))
     assert hanging_pool.check(VALID, 5, timeout_s=5) == 3
 
@@ -154,21 +165,29 @@ def test_a_child_killed_mid_check_is_a_crash_and_the_next_is_admitted(dying_pool
     assert dying_pool.check(VALID, 5, timeout_s=5) == 3
 
 
-def test_a_check_in_flight_when_another_child_dies_is_retried_not_refused(dying_pool: AdmissionPool) -> None:
+def test_a_check_in_flight_when_another_child_dies_is_retried_not_refused(
+        dying_pool: AdmissionPool, tmp_path: Path) -> None:
+    from tests.support.processes import wait_until
+
     results: dict[str, object] = {}
+    held = VALID + b"\n%dsx-test:hold " + str(tmp_path).encode() + b"\n"
 
     def innocent() -> None:
         try:
-            results["pages"] = dying_pool.check(VALID + SLOW_MARK, 5, timeout_s=10)
+            results["pages"] = dying_pool.check(held, 5, timeout_s=HOLD_LIMIT_S)
         except InvalidPdf as exc:
             results["pages"] = exc.code
 
     thread = threading.Thread(target=innocent)
     thread.start()
-    time.sleep(0.3)  # the innocent check is now sleeping in its child
-    with pytest.raises(InvalidPdf) as raised:
-        dying_pool.check(VALID + DIE_MARK, 5, timeout_s=10)
-    thread.join(timeout=30)
+    wait_until(lambda: (tmp_path / "started").exists(), timeout_s=30, interval_s=0.05,
+               what="the innocent check to be in its child")
+    try:
+        with pytest.raises(InvalidPdf) as raised:
+            dying_pool.check(VALID + DIE_MARK, 5, timeout_s=10)
+    finally:
+        (tmp_path / "release").write_text("")  # a retried check finds it at once
+    thread.join(timeout=HOLD_LIMIT_S)
     assert raised.value.code == "pdf_check_crashed"
     assert results["pages"] == 3
 

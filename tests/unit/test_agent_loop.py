@@ -31,6 +31,7 @@ from tests.support.scripted_llm import (
     tool_call,
 )
 
+HANG_S = 30.0  # a scripted call that hangs this long: timeouts must end a run in a fraction of it
 
 @pytest.fixture
 def env(dsx_env, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
@@ -213,11 +214,11 @@ def test_a_client_error_is_not_retried(env, scripted_llm) -> None:  # noqa: ANN0
 
 def test_a_hang_past_the_call_timeout_ends_as_timeout(env, scripted_llm) -> None:  # noqa: ANN001, F811
     configure(env, call_timeout_s=0.5, llm_max_retries=1)
-    scripted_llm.script(hang(30), hang(30))
+    scripted_llm.script(hang(HANG_S), hang(HANG_S))
     started = time.monotonic()
     outcome = run(scripted_llm)
 
-    assert outcome.error_code == "timeout" and time.monotonic() - started < 10  # far less than one hang
+    assert outcome.error_code == "timeout" and time.monotonic() - started < HANG_S / 3  # far less than one hang
     _, chats, _ = by_kind(spans_of(outcome))
     assert len(chats) == 2 and all(c.attributes[semconv.DSX_LLM_OUTCOME] == "error" for c in chats)
     assert all("Timeout" in c.attributes[semconv.DSX_LLM_ERROR_TYPE] for c in chats)
@@ -226,11 +227,11 @@ def test_a_hang_past_the_call_timeout_ends_as_timeout(env, scripted_llm) -> None
 
 def test_the_parameter_deadline_bounds_the_whole_run(env, scripted_llm) -> None:  # noqa: ANN001, F811
     configure(env, call_timeout_s=30, parameter_timeout_s=2.0, llm_max_retries=5)
-    scripted_llm.script(tool_call("search_text", {"query": "VDD"}), hang(30), hang(30))
+    scripted_llm.script(tool_call("search_text", {"query": "VDD"}), hang(HANG_S), hang(HANG_S))
     started = time.monotonic()
     outcome = run(scripted_llm)
     # Neither the 30 s call timeout nor the five retries: the 2 s parameter deadline ended it.
-    assert outcome.error_code == "timeout" and time.monotonic() - started < 10
+    assert outcome.error_code == "timeout" and time.monotonic() - started < HANG_S / 3
     assert 1 <= len(scripted_llm.requests) <= 3
 
 
@@ -463,4 +464,5 @@ def test_rate_limits_lasting_past_the_deadline_end_as_timeout(env, scripted_llm)
     started = time.monotonic()
     outcome = run(scripted_llm)
     assert outcome.error_code == "timeout" and "RateLimitError" in (outcome.error_detail or "")
+    # Ten retries backing off up to 5 s each would take tens of seconds; the 1 s deadline ends it long before.
     assert time.monotonic() - started < 8 and 1 <= len(scripted_llm.requests) <= 3

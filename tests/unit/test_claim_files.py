@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import yaml
 
+from tests.support.claim_checker import checker
 from tests.support.paths import REPO_ROOT
 
 CLAIM_FILES = sorted((REPO_ROOT / "bench" / "claims").glob("*_claims.yaml"))
-
-
-def checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_claims", REPO_ROOT / "bench" / "claims" / "check_claims.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_claim_sets_are_there() -> None:
@@ -32,13 +24,43 @@ def test_every_claim_is_printed_on_its_page(path: Path, datasheets_dir: Path) ->
     assert checker().check_file(path, datasheets_dir) == []
 
 
-def test_a_claim_the_page_does_not_print_is_reported(datasheets_dir: Path, tmp_path: Path) -> None:
+def _edited(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
     data = yaml.safe_load(CLAIM_FILES[0].read_text())
-    first = data["claims"][0]
-    field = next(k for k in ("max", "typical", "min") if first.get(k) is not None)
-    first[field] = 987654.321
-    first["source_text"] = first["source_text"] + " no such words"
-    edited = tmp_path / "edited.yaml"
-    edited.write_text(yaml.safe_dump(data, allow_unicode=True))
-    problems = checker().check_file(edited, datasheets_dir)
-    assert any("not on page" in p for p in problems) and any("987654.321" in p for p in problems)
+    edit(data["claims"][0])
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    return path
+
+
+def _first_field(claim: dict) -> str:
+    return next(k for k in ("max", "typical", "min") if claim.get(k) is not None)
+
+
+def test_a_quote_the_page_does_not_print_is_reported(datasheets_dir: Path, tmp_path: Path) -> None:
+    def edit(claim: dict) -> None:
+        claim["source_text"] += " no such words"
+
+    problems = checker().check_file(_edited(tmp_path, edit), datasheets_dir)
+    assert len(problems) == 1 and "not on page" in problems[0]
+
+
+def test_a_value_printed_on_the_page_but_not_in_the_quote_is_reported(datasheets_dir: Path, tmp_path: Path) -> None:
+    def edit(claim: dict) -> None:
+        claim[_first_field(claim)] = 987654.321
+
+    problems = checker().check_file(_edited(tmp_path, edit), datasheets_dir)
+    assert len(problems) == 1 and "987654.321 not printed in source_text" in problems[0]
+
+
+def test_a_conversion_note_allows_another_prefix_and_nothing_else(datasheets_dir: Path, tmp_path: Path) -> None:
+    """1000x the printed value in the claim's unit is wrong, unless the notes say the unit was converted."""
+    def scaled(claim: dict) -> None:
+        claim[_first_field(claim)] *= 1000
+
+    def scaled_and_noted(claim: dict) -> None:
+        scaled(claim)
+        claim["notes"] = "printed in another prefix (unit conversion)"
+
+    assert checker().check_file(_edited(tmp_path, scaled), datasheets_dir)
+    noted = checker().check_file(_edited(tmp_path, scaled_and_noted), datasheets_dir)
+    assert not any("not printed in source_text" in p for p in noted)

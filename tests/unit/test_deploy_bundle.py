@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.support.paths import REPO_ROOT
+from tests.support.prerequisites import missing_prerequisite
 
 DOCKERFILE = REPO_ROOT / "Dockerfile"
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
@@ -171,7 +172,7 @@ def test_compose_file_validates_with_a_compose_client() -> None:
     elif shutil.which("docker-compose"):
         command = [shutil.which("docker-compose") or "docker-compose"]
     else:
-        pytest.skip("no compose client installed (docker compose plugin or docker-compose)")
+        missing_prerequisite("no compose client installed (Debian: apt-get install -y docker-compose)")
     result = subprocess.run([*command, "-f", str(COMPOSE_FILE), "config", "-q"], capture_output=True, text=True,
                             timeout=60, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

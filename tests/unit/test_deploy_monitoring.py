@@ -4,20 +4,19 @@ Grafana-managed alert rules, checked against each other and against the metrics 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
 from app import metrics
 from app.jobs.metrics import JobQueueCollector
 from tests.support.paths import REPO_ROOT
+from tests.support.prerequisites import missing_prerequisite
 
 DEPLOY = REPO_ROOT / "deploy"
 PROMETHEUS = DEPLOY / "prometheus"
@@ -42,13 +41,10 @@ RECORDED_NAME = re.compile(r"\b(dsx:[a-z0-9_:]+)")
 
 
 def promtool() -> str:
-    """promtool, or a skip on a developer machine without it. In CI a missing promtool fails the run."""
+    """promtool (skipped without it on a developer machine, failed in CI)."""
     path = shutil.which("promtool")
     if path is None:
-        message = "promtool is not installed (Debian: apt-get install -y prometheus)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_prerequisite("promtool is not installed (Debian: apt-get install -y prometheus)")
     return path
 
 

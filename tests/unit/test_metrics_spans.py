@@ -152,11 +152,15 @@ def test_processor_survives_malformed_attributes(tracer, model: str) -> None:  #
 
 
 def test_processor_never_raises(tracer, model: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
-    def broken(_span: object) -> None:
+    called: list[object] = []
+
+    def broken(span: object) -> None:
+        called.append(span)
         raise RuntimeError("metrics bug")
 
     monkeypatch.setattr(span_metrics, "observe_chat_span", broken)
     chat(tracer, model, **{semconv.DSX_LLM_OUTCOME: "tool_call"})  # must not propagate
+    assert len(called) == 1  # the processor did reach the broken observer, and swallowed its error
 
 
 def test_job_level_observations_keep_labels_bounded() -> None:

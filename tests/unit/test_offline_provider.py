@@ -220,22 +220,30 @@ def test_a_later_phase_gets_its_own_submit_tool_only() -> None:
     assert args == frozen
 
 
-def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum() -> None:
-    """Whether or not the request repeats the limit word, "Max. rotational speed 3000 RPM" is a maximum, and a
+@pytest.mark.parametrize(("quantity", "unit", "top", "bottom"), [
+    ("conveyor speed", "RPM", 1750.0, 240.0),
+    ("coolant flow", "l/min", 12.5, 1.5),
+    ("line current", "mA", 850.0, 40.0),
+])
+def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum(
+        quantity: str, unit: str, top: float, bottom: float) -> None:
+    """Whether or not the request repeats the limit word, "Max. conveyor speed 1750 RPM" is a maximum, and a
     request that leads with the limit word still finds the row named without it."""
     register()
-    document = ('<document pages="1">\n--- page 1 ---\nFan data\nMax. rotational speed 3000 RPM\n'
-                'Min. rotational speed 500 RPM\n</document>')
+    document = (f'<document pages="1">\n--- page 1 ---\nDrive data\nMax. {quantity} {top:g} {unit}\n'
+                f'Min. {quantity} {bottom:g} {unit}\n</document>')
     answers = {}
-    for name in ("Max. rotational speed", "Maximum rotational speed", "Rotational speed", "Minimum rotational speed"):
+    for name in (f"Max. {quantity}", f"Maximum {quantity}", quantity.capitalize(), f"Minimum {quantity}"):
         response = litellm.completion(model=MODEL, messages=[_user(name, None, document)],
                                       tools=_tools("submit_extraction"))
         (_, args, _), = _calls(response)
-        value = args["values"][0]
-        answers[name] = (value["min"], value["typical"], value["max"])
-    assert answers["Max. rotational speed"] == (None, None, 3000.0)
-    assert answers["Maximum rotational speed"] == (None, None, 3000.0)
-    assert answers["Minimum rotational speed"] == (500.0, None, None)
+        value = args["values"][0] if args["found"] else {}
+        answers[name] = (value.get("min"), value.get("typical"), value.get("max"))
+    assert answers[f"Max. {quantity}"] == (None, None, top)
+    assert answers[f"Maximum {quantity}"] == (None, None, top)
+    # Named without a limit word, the quantity is read from the row whose name it is: the maximum row.
+    assert answers[quantity.capitalize()] == (None, None, top)
+    assert answers[f"Minimum {quantity}"] == (bottom, None, None)
 
 
 def test_follows_the_cursor_of_a_page_cut_by_the_text_tool(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
@@ -244,8 +252,9 @@ def test_follows_the_cursor_of_a_page_cut_by_the_text_tool(dsx_env, tmp_path: Pa
     filler = [f"Menu item {n}: selectable mode list kept for reference, with options A, B, C, D and E in each "
               f"menu of the camera" for n in range(230)]
     path = tmp_path / "dense.pdf"
-    text_pdf(["\n".join(["Main specifications", *filler, "Weight", "Body only", "Approx. 352 g"])], path, fontsize=2)
-    submission, made = _drive(path, "Weight (body only)", "g")
+    text_pdf(["\n".join(["Main specifications", *filler, "Mass", "Sensor head only", "Approx. 418 g"])], path,
+             fontsize=2)
+    submission, made = _drive(path, "Mass (sensor head only)", "g")
     assert submission["found"] is True, (made, submission)
-    assert (submission["values"][0]["typical"], submission["values"][0]["unit"]) == (352.0, "g")
+    assert (submission["values"][0]["typical"], submission["values"][0]["unit"]) == (418.0, "g")
     assert made.count("get_section_text") == 2

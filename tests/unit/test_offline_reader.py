@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.agent.offline.reader import Evidence, decide
 from app.agent.offline.rows import Table, parse_markdown_tables, table_candidates
 from app.agent.offline.synonyms import parse_request
@@ -55,11 +57,19 @@ def test_requested_conditions_choose_between_rows() -> None:
     assert "other readings exist" in standby.reason
 
 
-def test_multi_line_cells_are_paired_line_by_line() -> None:
-    nine = decide(parse_request("Output power", "mW", ["VDD=9V"]), _evidence())
-    six = decide(parse_request("Output power", "mW", ["VDD=6V"]), _evidence())
-    assert _values(six) == (250.0, 325.0, None, "mW")
-    assert _values(nine) == (500.0, 700.0, None, "mW")
+@pytest.mark.parametrize(("quantity", "unit", "rows"), [
+    ("Output power", "mW", [("VDD=6V, RL=8Ω", 250, 325), ("VDD=9V, RL=8Ω", 500, 700)]),
+    ("Drive current", "mA", [("VCC=3.3V", 12, 18), ("VCC=5V", 20, 31)]),
+    ("Carrier frequency", "kHz", [("MODE=A", 31, 36), ("MODE=B", 54, 58), ("MODE=C", 71, 75)]),
+])
+def test_multi_line_cells_are_paired_line_by_line(quantity: str, unit: str, rows: list[tuple]) -> None:
+    joined = ["<br>".join(str(row[i]) for row in rows) for i in range(3)]
+    markdown = ("| Parameter | Symbol | Conditions | Min | Typ | Max | Unit |\n|---|---|---|---|---|---|---|\n"
+                f"| {quantity} | QX | {joined[0]} | {joined[1]} | {joined[2]} |  | "
+                + "<br>".join([unit] * len(rows)) + " |\n")
+    for condition, low, typical in rows:
+        decision = decide(parse_request(quantity, unit, [condition.split(",")[0]]), _evidence(markdown))
+        assert _values(decision) == (float(low), float(typical), None, unit)
 
 
 def test_unit_dimension_rules_out_rows_of_another_quantity() -> None:
@@ -92,75 +102,106 @@ def test_table_quote_is_verbatim_page_text_with_its_unit() -> None:
     assert " ".join(ABS_MAX_PAGE).find(decision.quote) >= 0
 
 
-def test_feature_line_with_nominal_and_range_reads_as_one_value() -> None:
-    evidence = Evidence(page_lines={6: ["PWM control input signal", "Target frequency: 25kHz, acceptable range 21kHz "
-                                                                  "to 28kHz"]})
-    decision = decide(parse_request("PWM frequency", "kHz"), evidence)
-    assert _values(decision) == (21.0, 25.0, 28.0, "kHz")
+@pytest.mark.parametrize(("line", "name", "unit", "expected"), [
+    ("Target sampling rate: 48kHz, acceptable range 44kHz to 52kHz", "Sampling rate", "kHz", (44.0, 48.0, 52.0)),
+    ("Target pulse width: 120 us, acceptable range 90 us to 150 us", "Pulse width", "us",
+     (90.0, 120.0, 150.0)),
+    pytest.param("Target line speed: 120 m/min, acceptable range 90 m/min to 150 m/min", "Line speed", "m/min",
+                 (90.0, 120.0, 150.0),
+                 marks=pytest.mark.xfail(strict=True, reason="the reader knows no unit m/min: a bare typical 120")),
+    ("Nominal bias: 2.5V, acceptable range 2.2V to 2.9V", "Bias", "V", (2.2, 2.5, 2.9)),
+])
+def test_feature_line_with_nominal_and_range_reads_as_one_value(line: str, name: str, unit: str,
+                                                                 expected: tuple) -> None:
+    evidence = Evidence(page_lines={2: ["Control input", line]})
+    assert _values(decide(parse_request(name, unit), evidence)) == (*expected, unit)
 
 
-def test_value_named_after_it_on_a_feature_line() -> None:
-    evidence = Evidence(page_lines={1: ["Features", "5mA operating current per channel.", "Send data at 800Kbps."]})
-    decision = decide(parse_request("Operating current per channel", "mA"), evidence)
-    assert _values(decision) == (None, 5.0, None, "mA")
-    assert decision.quote == "5mA operating current per channel."
+@pytest.mark.parametrize(("line", "name", "unit", "value"), [
+    ("12mA drive current per segment.", "Drive current per segment", "mA", 12.0),
+    ("3.5W heater power per zone.", "Heater power per zone", "W", 3.5),
+    ("40us settling time per step.", "Settling time per step", "us", 40.0),
+])
+def test_value_named_after_it_on_a_feature_line(line: str, name: str, unit: str, value: float) -> None:
+    evidence = Evidence(page_lines={1: ["Highlights", line, "Ships in reels of 500."]})
+    decision = decide(parse_request(name, unit), evidence)
+    assert _values(decision) == (None, value, None, unit)
+    assert decision.quote == line
 
 
 MATRIX = """
 | Model | Step Angle (deg) | Rated Current (A) | Phase Resistance (ohm) |
 |---|---|---|---|
-| 17HS2408 | 1.8 | 0.6 | 8 |
-| 17HS4401 | 1.8 | 1.7 | 1.5 |
+| QM-210 | 0.9 | 0.45 | 11 |
+| QM-330 | 0.9 | 2.1 | 0.8 |
+| QM-450 | 1.8 | 3.3 | 0.35 |
 """
 
 
-def test_matrix_table_cell_chosen_by_row_and_column() -> None:
-    decision = decide(parse_request("Rated current (17HS4401)", "A", ["model 17HS4401"]), _evidence(MATRIX, 1))
-    assert _values(decision) == (None, 1.7, None, "A")
-    wrong_model = decide(parse_request("Phase resistance", "ohm", ["17HS2408"]), _evidence(MATRIX, 1))
-    assert _values(wrong_model) == (None, 8.0, None, "ohm")
+@pytest.mark.parametrize(("name", "unit", "model", "value"), [
+    ("Rated current", "A", "QM-330", 2.1),
+    ("Rated current", "A", "QM-450", 3.3),
+    ("Phase resistance", "ohm", "QM-210", 11.0),
+    ("Step angle", "deg", "QM-450", 1.8),
+])
+def test_matrix_table_cell_chosen_by_row_and_column(name: str, unit: str, model: str, value: float) -> None:
+    decision = decide(parse_request(name, unit, [model]), _evidence(MATRIX, 1))
+    assert _values(decision) == (None, value, None, unit)
 
 
 def test_name_wrapped_over_rows_sharing_a_symbol_and_headerless_continuation() -> None:
     first = "| Parameters | Sym | Min | Typ | Max | Units | Conditions |\n|---|---|---|---|---|---|---|\n" \
-            "| Resistance | RAB | 4.0 | 5 | 6.0 | kΩ | -502 devices |\n" \
-            "| (± 20%) | RAB | 8.0 | 10 | 12.0 | kΩ | -103 devices |\n"
+            "| Track resistance | RTK | 1.6 | 2 | 2.4 | kΩ | -202 variants |\n" \
+            "| (± 20%) | RTK | 40 | 50 | 60 | kΩ | -503 variants |\n"
     continuation = "|  |  |  |  |  |  |  |\n|---|---|---|---|---|---|---|\n" \
-                   "| Wiper Resistance | RW | — | 75 | 160 | Ω | VDD = 5.5 V |\n"
+                   "| Contact Resistance | RC | — | 40 | 95 | Ω | VCC = 3.3 V |\n"
     evidence = Evidence()
-    evidence.tables[5] = parse_markdown_tables(first + "\n" + continuation, 5)
-    assert len(evidence.tables[5]) == 2
-    ten_k = decide(parse_request("Resistance (RAB), 10 kΩ option", "kohm", ["-103 devices"]), evidence)
-    wiper = decide(parse_request("Wiper resistance", "ohm"), evidence)
-    assert _values(ten_k) == (8.0, 10.0, 12.0, "kohm")
-    assert _values(wiper) == (None, 75.0, 160.0, "ohm")
+    evidence.tables[4] = parse_markdown_tables(first + "\n" + continuation, 4)
+    assert len(evidence.tables[4]) == 2
+    fifty_k = decide(parse_request("Track resistance (RTK), 50 kΩ option", "kohm", ["-503 variants"]), evidence)
+    contact = decide(parse_request("Contact resistance", "ohm"), evidence)
+    assert _values(fifty_k) == (40.0, 50.0, 60.0, "kohm")
+    assert _values(contact) == (None, 40.0, 95.0, "ohm")
 
 
-def test_merged_max_unit_header_carries_the_unit_in_the_cell() -> None:
-    markdown = "| Symbol | Parameter | Min. | Typ. | Max. Unit |\n|---|---|---|---|---|\n" \
-               "| Isource | Output current source VCC = 15 V | 20 | 40 | 60 mA |\n" \
-               "| Isink | Output sink current VCC = 15 V | 10 | 20 | mA |\n"
+@pytest.mark.parametrize(("symbol", "name", "cells", "unit", "expected"), [
+    ("Idrv", "Gate drive current VCC = 12 V", "15 | 25 | 35 mA", "mA", (15.0, 25.0, 35.0)),
+    ("Vref", "Reference voltage TA = 25 °C", "1.19 | 1.2 | 1.21 V", "V", (1.19, 1.2, 1.21)),
+    ("Fosc", "Oscillator frequency", "180 | 200 | kHz", "kHz", (180.0, 200.0, None)),
+])
+def test_merged_max_unit_header_carries_the_unit_in_the_cell(symbol: str, name: str, cells: str, unit: str,
+                                                             expected: tuple) -> None:
+    markdown = ("| Symbol | Parameter | Min. | Typ. | Max. Unit |\n|---|---|---|---|---|\n"
+                f"| {symbol} | {name} | {cells} |\n| Xother | Something else | 1 | 2 | 3 mA |\n")
     found, _roles = table_candidates(Table(7, parse_markdown_tables(markdown, 7)[0].rows))
-    source = [c for c in found if c.symbol == "Isource"][0]
-    sink = [c for c in found if c.symbol == "Isink"][0]
-    assert (source.min, source.typical, source.max, source.unit.canonical) == (20.0, 40.0, 60.0, "mA")
-    assert (sink.min, sink.typical, sink.max, sink.unit.canonical) == (10.0, 20.0, None, "mA")
+    candidate = next(c for c in found if c.symbol == symbol)
+    assert (candidate.min, candidate.typical, candidate.max, candidate.unit.canonical) == (*expected, unit)
 
 
-def test_text_layer_table_rows_one_cell_per_line() -> None:
-    lines = ["ELECTRICAL CHARACTERISTICS", "PARAMETER", "SYMBOL", "MIN", "TYP", "MAX", "UNIT",
-             "Operating Supply Voltage", "VDD", "2.7", "—", "5.5", "V",
-             "Quiescent Current", "IQ", "VDD=5V", "—", "4", "8", "mA"]
+@pytest.mark.parametrize(("rows", "name", "unit", "expected"), [
+    ([("Standby Current", "ISB", "VCC=3V", "—", "1.5", "4", "µA"), ("Core Voltage", "VCORE", "", "1.1", "—", "1.3",
+                                                                       "V")],
+     "Standby current", "uA", (None, 1.5, 4.0)),
+    ([("Core Voltage", "VCORE", "", "1.1", "—", "1.3", "V"), ("Standby Current", "ISB", "VCC=3V", "—", "1.5", "4",
+                                                             "µA")],
+     "Core voltage", "V", (1.1, None, 1.3)),
+    ([("Wake-up Time", "TWU", "from sleep", "—", "35", "80", "µs")], "Wake-up time", "us", (None, 35.0, 80.0)),
+])
+def test_text_layer_table_rows_one_cell_per_line(rows: list[tuple], name: str, unit: str, expected: tuple) -> None:
+    lines = ["ELECTRICAL CHARACTERISTICS", "PARAMETER", "SYMBOL", "CONDITIONS", "MIN", "TYP", "MAX", "UNIT"]
+    for row in rows:
+        lines += [cell for cell in row if cell]
     evidence = Evidence(page_lines={3: lines})
-    assert _values(decide(parse_request("Quiescent current", "mA"), evidence)) == (None, 4.0, 8.0, "mA")
-    assert _values(decide(parse_request("Supply voltage", "V"), evidence)) == (2.7, None, 5.5, "V")
+    assert _values(decide(parse_request(name, unit), evidence)) == (*expected, unit)
 
 
-def test_bound_to_a_symbol_is_a_limit_not_an_offset() -> None:
-    markdown = ("| Parameter | Symbol | Ratings | Unit |\n|---|---|---|---|\n"
-                "| Logical input voltage | VI | -0.3V～VDD+0.7 | V |\n")
-    decision = decide(parse_request("Logical input voltage", "V"), _evidence(markdown, 2))
-    assert _values(decision) == (-0.3, None, None, "V")
+@pytest.mark.parametrize(("name", "cell", "expected"), [
+    ("Enable input voltage", "-0.5V～VCC+0.3", -0.5),
+    ("Sense pin voltage", "-0.2V～VDD+0.5", -0.2),
+])
+def test_bound_to_a_symbol_is_a_limit_not_an_offset(name: str, cell: str, expected: float) -> None:
+    markdown = f"| Parameter | Symbol | Ratings | Unit |\n|---|---|---|---|\n| {name} | VX | {cell} | V |\n"
+    assert _values(decide(parse_request(name, "V"), _evidence(markdown, 2))) == (expected, None, None, "V")
 
 
 def test_unit_in_the_column_header_or_the_parameter_name() -> None:
@@ -170,161 +211,189 @@ def test_unit_in_the_column_header_or_the_parameter_name() -> None:
     assert _values(decide(parse_request("Supply current"), _evidence(name_unit))) == (None, 1.2, 2.0, "mA")
 
 
-def test_rows_sharing_a_symbol_keep_their_own_full_names() -> None:
+@pytest.mark.parametrize(("asked", "expected"), [
+    ("Storage temperature", (-50.0, None, 140.0, "degC")),
+    ("Operating temperature", (-20.0, None, 70.0, "degC")),
+])
+def test_rows_sharing_a_symbol_keep_their_own_full_names(asked: str, expected: tuple) -> None:
     markdown = ("| Parameters | Sym | Min | Typ | Max | Units |\n|---|---|---|---|---|---|\n"
-                "| Specified Temperature Range | TA | -40 | — | +125 | °C |\n"
-                "| Storage Temperature Range | TA | -65 | — | +150 | °C |\n")
-    decision = decide(parse_request("Storage temperature"), _evidence(markdown, 14))
-    assert _values(decision) == (-65.0, None, 150.0, "degC")
+                "| Operating Temperature Range | TA | -20 | — | +70 | °C |\n"
+                "| Storage Temperature Range | TA | -50 | — | +140 | °C |\n")
+    assert _values(decide(parse_request(asked), _evidence(markdown, 9))) == expected
 
 
-def test_tolerance_in_parentheses_is_not_the_value() -> None:
-    evidence = Evidence(page_lines={1: ["Rotational speed (+/–10%) 3000 RPM"]})
-    assert _values(decide(parse_request("Rotational speed"), evidence)) == (None, 3000.0, None, "rpm")
+@pytest.mark.parametrize(("line", "name", "expected"), [
+    ("Shaft speed (+/–5%) 1450 RPM", "Shaft speed", (None, 1450.0, None, "rpm")),
+    ("Coil resistance (±7%) 68 Ω", "Coil resistance", (None, 68.0, None, "ohm")),
+    ("Output voltage (+/-2%) 24 V", "Output voltage", (None, 24.0, None, "V")),
+])
+def test_tolerance_in_parentheses_is_not_the_value(line: str, name: str, expected: tuple) -> None:
+    assert _values(decide(parse_request(name), Evidence(page_lines={1: [line]}))) == expected
 
 
 def test_blank_lines_are_empty_cells_and_interleaved_rows_are_not_guessed() -> None:
-    text = ("--- page 3 ---\nPARAMETER\nSYMBOL\nTEST CONDITIONS\nMIN\nTYP\nMAX\nUNIT\n"
-            "Quiescent Current\nIQ\nVss=6V, VIN=0\n \n4\n8\nmA\n"
-            "Voltage Gain\nGV\nVss=6V, f=1kHz\n10µF from pin 1 to pin 8\n \n26\n46\n \ndB\ndB\n")
+    text = ("--- page 2 ---\nPARAMETER\nSYMBOL\nTEST CONDITIONS\nMIN\nTYP\nMAX\nUNIT\n"
+            "Idle Current\nIIDLE\nVCC=12V, EN=0\n \n7\n15\nmA\n"
+            "Loop Gain\nGL\nVCC=12V, f=2kHz\n22nF from pin 3 to pin 5\n \n31\n52\n \ndB\ndB\n")
     from app.agent.offline.policy import split_pages
 
     evidence = Evidence(page_lines=split_pages(text), cell_lines=split_pages(text, keep_blank=True))
-    assert _values(decide(parse_request("Quiescent current", "mA"), evidence)) == (None, 4.0, 8.0, "mA")
-    gain = decide(parse_request("Voltage gain", "dB"), evidence)
-    assert gain.best is None or _values(gain) != (26.0, 46.0, None, "dB")
+    assert _values(decide(parse_request("Idle current", "mA"), evidence)) == (None, 7.0, 15.0, "mA")
+    # Two condition lines over two value lines: which value belongs to which line is not printed, so no answer.
+    gain = decide(parse_request("Loop gain", "dB"), evidence)
+    assert gain.best is None and "declining" in gain.reason
 
 
-def test_figure_captions_rank_below_specifications() -> None:
-    lines = ["10 kΩ – Nominal Resistance", "FIGURE 2-24: Resistance vs. temperature.",
-             "Nominal resistance 10 kΩ ±20%"]
-    decision = decide(parse_request("Nominal resistance", "kohm"), Evidence(page_lines={20: lines}))
-    assert decision.quote == "Nominal resistance 10 kΩ ±20%"
+@pytest.mark.parametrize(("lines", "name", "unit", "quote"), [
+    (["47 kΩ – Bias Resistance", "FIGURE 3-7: Bias resistance vs. supply.", "Bias resistance 47 kΩ ±10%"],
+     "Bias resistance", "kohm", "Bias resistance 47 kΩ ±10%"),
+    (["Fig. 12: Ripple current vs. load.", "Ripple current 80 mA max"], "Ripple current", "mA",
+     "Ripple current 80 mA max"),
+])
+def test_figure_captions_rank_below_specifications(lines: list[str], name: str, unit: str, quote: str) -> None:
+    assert decide(parse_request(name, unit), Evidence(page_lines={20: lines})).quote == quote
 
 
 def test_number_in_the_name_picks_the_row_with_that_number() -> None:
-    # One cell per line, as the text layer prints the timing table.
-    lines = ["Data Transfer Time", "T0H", "0 code, high voltage time", "220ns~380ns",
-             "T1H", "1 code, high voltage time", "580ns~1µs", "T0L", "0 code, low voltage time", "580ns~1µs"]
-    one = decide(parse_request("1 code high-level time", "ns"), Evidence(page_lines={3: lines}))
-    zero = decide(parse_request("0 code high-level time", "ns"), Evidence(page_lines={3: lines}))
-    assert _values(one) == (580.0, None, 1000.0, "ns")
-    assert _values(zero) == (220.0, None, 380.0, "ns")
+    # One cell per line, as a text layer prints a timing table.
+    lines = ["Frame Timing", "TA1", "1 mark, pulse width", "140ns~260ns",
+             "TA2", "2 mark, pulse width", "410ns~690ns", "TA3", "3 mark, pulse width", "900ns~1.2µs"]
+    answers = {n: decide(parse_request(f"{n} mark pulse width", "ns"), Evidence(page_lines={3: lines}))
+               for n in (1, 2, 3)}
+    assert _values(answers[1]) == (140.0, None, 260.0, "ns")
+    assert _values(answers[2]) == (410.0, None, 690.0, "ns")
+    assert _values(answers[3]) == (900.0, None, 1200.0, "ns")
 
 
 def test_limit_named_in_the_column_header_sets_the_field() -> None:
-    markdown = ("| Model | Holding Torque (N.cm Min) | Detent Torque (N.cm Max) | Rated Current (A) |\n"
-                "|---|---|---|---|\n| 17HS1111 | 40 | 2.2 | 1.7 |\n| 17HS2222 | 52 | 2.6 | 1.3 |\n")
-    holding = decide(parse_request("Holding torque", "N.cm", ["17HS2222"]), _evidence(markdown, 1))
-    detent = decide(parse_request("Detent torque", "N.cm", ["17HS1111"]), _evidence(markdown, 1))
-    current = decide(parse_request("Rated current", "A", ["17HS2222"]), _evidence(markdown, 1))
-    assert _values(holding) == (52.0, None, None, "N.cm")
-    assert _values(detent) == (None, None, 2.2, "N.cm")
-    assert _values(current) == (None, 1.3, None, "A")
+    markdown = ("| Model | Clamp Force (N Min) | Backlash (deg Max) | Rated Current (A) |\n"
+                "|---|---|---|---|\n| GX-10 | 300 | 15 | 0.8 |\n| GX-20 | 450 | 9 | 1.1 |\n")
+    clamp = decide(parse_request("Clamp force", "N", ["GX-20"]), _evidence(markdown, 1))
+    backlash = decide(parse_request("Backlash", "deg", ["GX-10"]), _evidence(markdown, 1))
+    current = decide(parse_request("Rated current", "A", ["GX-20"]), _evidence(markdown, 1))
+    assert _values(clamp) == (450.0, None, None, "N")
+    assert _values(backlash) == (None, None, 15.0, "deg")
+    assert _values(current) == (None, 1.1, None, "A")
 
 
-def test_logic_level_vocabulary_and_symbol() -> None:
-    evidence = Evidence(page_lines={6: ["PWM control input signal", "Maximum voltage for logic low: VIL=0,8V",
-                                        "Absolute maximum current sourced: Imax=5mA"]})
-    decision = decide(parse_request("Low-level input voltage", "V"), evidence)
-    assert _values(decision) == (None, None, 0.8, "V")
+@pytest.mark.parametrize(("line", "name", "expected"), [
+    ("Logic low accepted up to: VIL=0,6V", "Low-level input voltage", (None, None, 0.6, "V")),
+    ("Minimum voltage for logic high: VIH=2,4V", "High-level input voltage", (2.4, None, None, "V")),
+])
+def test_logic_level_vocabulary_and_symbol(line: str, name: str, expected: tuple) -> None:
+    evidence = Evidence(page_lines={4: ["Enable input", line, "Input capacitance: Cin=10pF"]})
+    assert _values(decide(parse_request(name, "V"), evidence)) == expected
 
 
-def test_count_is_the_number_printed_before_the_things_counted() -> None:
-    lines = ["The board contains 54 digital input/output pins, 16 analog inputs, 4 UARTs (hardware serial ports)"]
-    analog = decide(parse_request("Number of analog inputs"), Evidence(page_lines={1: lines}))
-    digital = decide(parse_request("Number of digital I/O pins"), Evidence(page_lines={1: lines}))
-    assert analog.best.candidate.typical == 16.0
-    assert digital.best.candidate.typical == 54.0
+@pytest.mark.parametrize(("line", "asked", "value"), [
+    ("The controller offers 24 relay outputs, 8 isolated inputs, 2 CAN buses (one with termination)",
+     "Number of isolated inputs", 8.0),
+    ("The controller offers 24 relay outputs, 8 isolated inputs, 2 CAN buses (one with termination)",
+     "Number of relay outputs", 24.0),
+    ("Each module has 6 thermocouple channels and 3 alarm relays", "Number of thermocouple channels", 6.0),
+])
+def test_count_is_the_number_printed_before_the_things_counted(line: str, asked: str, value: float) -> None:
+    decision = decide(parse_request(asked), Evidence(page_lines={1: [line]}))
+    assert decision.best is not None and decision.best.candidate.typical == value
 
 
-def test_a_row_named_with_a_limit_word_gives_that_limit_and_answers_a_request_leading_with_it() -> None:
-    markdown = ("| Item | Value |\n|---|---|\n| Max. flow rate | 186.7 m³/h |\n| Min. flow rate | 40.5 m³/h |\n"
-                "| Rated speed | 3000 RPM |\n")
-    assert _values(decide(parse_request("Maximum flow rate"), _evidence(markdown, 1))) == (None, None, 186.7, "m3/h")
-    assert _values(decide(parse_request("Minimum flow rate"), _evidence(markdown, 1))) == (40.5, None, None, "m3/h")
-    assert _values(decide(parse_request("Rated speed"), _evidence(markdown, 1))) == (None, 3000.0, None, "rpm")
+@pytest.mark.parametrize(("asked", "expected"), [
+    ("Maximum flow", (None, None, 64.5, "m3/h")),
+    ("Minimum flow", (8.25, None, None, "m3/h")),
+    ("Nominal speed", (None, 2200.0, None, "rpm")),
+    pytest.param("Maximum pressure", (None, None, 3.5, "bar"),
+                 marks=pytest.mark.xfail(strict=True, reason="the reader knows no unit bar")),
+])
+def test_a_row_named_with_a_limit_word_gives_that_limit_and_answers_a_request_leading_with_it(
+        asked: str, expected: tuple) -> None:
+    markdown = ("| Item | Value |\n|---|---|\n| Max. flow | 64.5 m³/h |\n| Min. flow | 8.25 m³/h |\n"
+                "| Nominal speed | 2200 RPM |\n| Max. pressure | 3.5 bar |\n")
+    assert _values(decide(parse_request(asked), _evidence(markdown, 1))) == expected
 
 
-def test_a_group_title_merged_into_the_first_sub_header_cell_still_gives_the_column_roles() -> None:
-    titled = ("| Parameter | Symbol | Color | Drive current: <0.5mA Min. | Typ. | Max. | Unit |\n"
+@pytest.mark.parametrize(("variant", "expected"), [
+    ("AMBER", (30.0, 45.0, 60.0)),
+    ("CYAN", (120.0, 150.0, 190.0)),
+])
+def test_a_group_title_merged_into_the_first_sub_header_cell_still_gives_the_column_roles(
+        variant: str, expected: tuple) -> None:
+    titled = ("| Parameter | Symbol | Color | Test current: <1mA Min. | Typ. | Max. | Unit |\n"
               "|---|---|---|---|---|---|---|\n"
-              "| Luminous intensity | IV | RED | 50 | 80 | 100 | mcd |\n"
-              "| Luminous intensity | IV | GREEN | 200 | 270 | 300 | mcd |\n")
-    decision = decide(parse_request("Luminous intensity", None, ["RED"]), _evidence(titled, 3))
-    assert _values(decision) == (50.0, 80.0, 100.0, "mcd")
+              "| Luminous intensity | IV | AMBER | 30 | 45 | 60 | mcd |\n"
+              "| Luminous intensity | IV | CYAN | 120 | 150 | 190 | mcd |\n")
+    decision = decide(parse_request("Luminous intensity", None, [variant]), _evidence(titled, 3))
+    assert _values(decision) == (*expected, "mcd")
 
 
 def test_columns_headed_only_by_the_conventional_symbol_name_the_value_with_less_confidence() -> None:
-    guide = ("| Part No. | Lens Type | Iv (mcd) @ 10mA Min. Typ. |  | Angle |\n|---|---|---|---|---|\n"
-             "| L-1234 | RED DIFFUSED | 8 | 20 | 40° |\n")
+    guide = ("| Part No. | Lens Type | Iv (mcd) @ 5mA Min. Typ. |  | Angle |\n|---|---|---|---|---|\n"
+             "| QL-880 | AMBER CLEAR | 14 | 35 | 60° |\n")
     named = ("| Parameter | Conditions | Min. | Typ. | Unit |\n|---|---|---|---|---|\n"
-             "| Luminous intensity | @ 10mA | 8 | 20 | mcd |\n")
-    by_symbol = decide(parse_request("Luminous intensity", None, ["@ 10mA"]), _evidence(guide, 2))
-    by_name = decide(parse_request("Luminous intensity", None, ["@ 10mA"]), _evidence(named, 2))
-    assert _values(by_symbol) == (8.0, 20.0, None, "mcd")
+             "| Luminous intensity | @ 5mA | 14 | 35 | mcd |\n")
+    by_symbol = decide(parse_request("Luminous intensity", None, ["@ 5mA"]), _evidence(guide, 2))
+    by_name = decide(parse_request("Luminous intensity", None, ["@ 5mA"]), _evidence(named, 2))
+    assert _values(by_symbol) == (14.0, 35.0, None, "mcd")
     assert by_symbol.confidence < by_name.confidence
     # The symbol of another quantity does not name it.
     assert decide(parse_request("Forward voltage"), _evidence(guide, 2)).best is None
 
 
 def test_a_tolerance_in_a_numbered_note_is_not_the_value() -> None:
-    lines = ["Notes:", "1. Wavelength: +/-1nm.", "2. Forward Voltage: +/-0.1V.",
-             "Typ.", "Max.", "Forward Voltage", "2", "2.5", "V", "IF=20mA"]
-    decision = decide(parse_request("Forward voltage", "V", ["IF=20mA"]), Evidence(page_lines={2: lines}))
-    assert _values(decision) == (None, 2.0, 2.5, "V")
+    lines = ["Notes:", "1. Peak wavelength: +/-2nm.", "2. Output Voltage: +/-0.05V.",
+             "Typ.", "Max.", "Output Voltage", "3.3", "3.4", "V", "IO=50mA"]
+    decision = decide(parse_request("Output voltage", "V", ["IO=50mA"]), Evidence(page_lines={2: lines}))
+    assert _values(decision) == (None, 3.3, 3.4, "V")
     assert decision.best.conditions == 1.0
 
 
 GRADES = ("| Symbol | Parameter | Min. | Typ. | Max. | Unit |\n|---|---|---|---|---|---|\n"
-          "| Vio | Input offset voltage XY158A | | | 2 | mV |\n"
-          "| Vio | XY258A, XY358A | | 1 | 3 | mV |\n"
-          "| Vio | XY358 | | 2 | 7 | mV |\n")
+          "| Ib | Input bias current QR71A | | | 40 | nA |\n"
+          "| Ib | QR72A, QR73A | | 15 | 60 | nA |\n"
+          "| Ib | QR73 | | 25 | 90 | nA |\n")
 
 
 def test_a_row_that_is_one_part_grade_of_several_yields_to_an_ungraded_statement() -> None:
-    features = ["Features", "Low input offset voltage: 2 mV"]
     evidence = _evidence(GRADES, 6)
-    evidence.page_lines[1] = features
-    assert _values(decide(parse_request("Input offset voltage"), evidence)) == (None, 2.0, None, "mV")
-    alone = decide(parse_request("Input offset voltage"), _evidence(GRADES, 6))
-    named = decide(parse_request("Input offset voltage", None, ["XY158A"]), _evidence(GRADES, 6))
+    evidence.page_lines[1] = ["Features", "Low input bias current: 15 nA"]
+    assert _values(decide(parse_request("Input bias current"), evidence)) == (None, 15.0, None, "nA")
+    alone = decide(parse_request("Input bias current"), _evidence(GRADES, 6))
+    named = decide(parse_request("Input bias current", None, ["QR71A"]), _evidence(GRADES, 6))
     assert "part grades" in alone.reason and alone.confidence < named.confidence
 
 
-def test_a_label_above_naming_the_limit_in_parentheses_sets_the_field_of_the_values_below() -> None:
-    lines = ["Drive", "Speed (approx., max.)", "*5", "Burst rate: Hi: 11 fps, Lo: 3 fps", "Weight", "Approx. 352 g"]
-    decision = decide(parse_request("Burst rate", None, ["Hi"]), Evidence(page_lines={1: lines}))
-    assert _values(decision) == (None, None, 11.0, "fps")
-    plain = ["Drive", "Speed (approx.)", "Burst rate: Hi: 11 fps, Lo: 3 fps"]
-    assert _values(decide(parse_request("Burst rate", None, ["Hi"]), Evidence(page_lines={1: plain}))) == (
-        None, 11.0, None, "fps")
+@pytest.mark.parametrize(("label", "field"), [("Rate (approx., max.)", "max"), ("Rate (approx.)", "typical")])
+def test_a_label_above_naming_the_limit_in_parentheses_sets_the_field_of_the_values_below(
+        label: str, field: str) -> None:
+    lines = ["Scanner", label, "*2", "Scan rate: Fast: 42 Hz, Slow: 9 Hz", "Mass", "Approx. 1.2 kg"]
+    decision = decide(parse_request("Scan rate", None, ["Fast"]), Evidence(page_lines={1: lines}))
+    expected = {"min": None, "typical": None, "max": None, field: 42.0}
+    assert _values(decision) == (expected["min"], expected["typical"], expected["max"], "Hz")
 
 
 def test_a_unit_cell_printed_before_the_value_cell_is_its_unit_and_the_tolerance_after_it_is_not_the_value() -> None:
-    lines = ["SPECIFICATION", "UNIT", "VALUE", "Haze ratio, HZ*", "%", "38.5 +/- 2", "(400-750nm)",
-             "Gloss ratio, GL*", "%", "30.1"]
-    decision = decide(parse_request("Haze ratio", None, ["400-750nm"]), Evidence(page_lines={1: lines}))
-    assert _values(decision) == (None, 38.5, None, "%")
+    lines = ["SPECIFICATION", "UNIT", "VALUE", "Transmittance, TR*", "%", "71.5 +/- 3", "(450-650nm)",
+             "Reflectance, RF*", "%", "4.2"]
+    decision = decide(parse_request("Transmittance", None, ["450-650nm"]), Evidence(page_lines={1: lines}))
+    assert _values(decision) == (None, 71.5, None, "%")
     assert decision.best.conditions == 1.0
 
 
-SIBLING_CAPACITANCES = """
+SIBLING_LEAKAGES = """
 | Parameters | Sym | Min | Typ | Max | Units | Conditions |
 |---|---|---|---|---|---|---|
-| Capacitance (PA) | CAW | — | 75 | — | pF | f = 1 MHz |
-| Capacitance (Pw) | CW | — | 120 | — | pF | f = 1 MHz |
-| Capacitance (PB) | CBW | — | 75 | — | pF | f = 1 MHz |
+| Leakage (PA) | LAS | — | 3 | — | nA | VR = 10 V |
+| Leakage (Ps) | LS | — | 7 | — | nA | VR = 10 V |
+| Leakage (PB) | LBS | — | 3 | — | nA | VR = 10 V |
 """
 
 
 def test_a_label_naming_only_the_head_noun_is_chosen_by_the_symbol_that_spells_the_rest() -> None:
-    decision = decide(parse_request("Wiper capacitance", "pF", ["f = 1 MHz"]), _evidence(SIBLING_CAPACITANCES))
-    assert _values(decision) == (None, 120.0, None, "pF")
+    decision = decide(parse_request("Shunt leakage", "nA", ["VR = 10 V"]), _evidence(SIBLING_LEAKAGES))
+    assert _values(decision) == (None, 7.0, None, "nA")
     assert decision.confidence >= 0.5
     # Without a symbol to tell the siblings apart, a head noun alone is not enough to answer.
-    no_symbols = SIBLING_CAPACITANCES.replace("CAW", "").replace("CBW", "").replace("| CW |", "|  |")
-    assert decide(parse_request("Wiper capacitance", "pF", []), _evidence(no_symbols)).best is None
+    no_symbols = SIBLING_LEAKAGES.replace("LAS", "").replace("LBS", "").replace("| LS |", "|  |")
+    assert decide(parse_request("Shunt leakage", "nA", []), _evidence(no_symbols)).best is None
 
 
 def test_symbol_spelling_uses_each_word_once_and_no_foreign_letter() -> None:
@@ -332,57 +401,59 @@ def test_symbol_spelling_uses_each_word_once_and_no_foreign_letter() -> None:
 
     assert spells_name("Rthjc", "Thermal resistance junction to case")
     assert not spells_name("Rthja", "Thermal resistance junction to case")
-    assert not spells_name("CAW", "Wiper capacitance")
-    assert not spells_name("CWW", "Wiper capacitance")
+    assert spells_name("LS", "Shunt leakage")
+    assert not spells_name("LAS", "Shunt leakage")
+    assert not spells_name("LSS", "Shunt leakage")
 
 
 THERMAL = """
 | Symbol | Parameter | Value | Unit |
 |---|---|---|---|
-| Rthja | Thermal resistance junction to ambient SO8 | 125 | °C/W |
-| Rthja | DIP8 | 85 | °C/W |
-| Rthjc | Thermal resistance junction to case SO8 | 40 | °C/W |
-| Rthjc | DIP8 | 41 | °C/W |
+| Rthja | Thermal resistance junction to ambient QFN16 | 62 | °C/W |
+| Rthja | SOIC16 | 98 | °C/W |
+| Rthjc | Thermal resistance junction to case QFN16 | 9 | °C/W |
+| Rthjc | SOIC16 | 27 | °C/W |
 """
 
 
 def test_a_synonym_inside_a_longer_name_keeps_the_rest_of_the_name_required() -> None:
-    query = parse_request("Thermal resistance junction to case, DIP8")
+    query = parse_request("Thermal resistance junction to case, SOIC16")
     assert "thermal resistance junction to ambient junction to case" in query.phrases
     decision = decide(query, _evidence(THERMAL))
-    assert decision.best is not None and 41.0 in decision.best.candidate.values()
+    assert decision.best is not None and 27.0 in decision.best.candidate.values()
 
 
 STEPPED_TIMING = """
 | Parameter | Sym | Min | Typ | Max | Units | Conditions |
 |---|---|---|---|---|---|---|
-| SCK input high time | TscH | 45 | — | — | ns | VDD = 2.7V to 5.5V |
-| SCK input high time | TscH | 500 | — | — | ns | VDD = 1.8V to 2.7V |
+| CLK pulse low time | TCL | 60 | — | — | ns | VCC = 3.0V to 5.5V |
+| CLK pulse low time | TCL | 350 | — | — | ns | VCC = 2.0V to 3.0V |
 """
 
 
 def test_a_condition_phrase_in_the_name_picks_the_row() -> None:
-    query = parse_request("SCK high time at VDD 1.8 V to 2.7 V")
-    assert query.core == "SCK high time" and query.qualifiers == ["VDD 1.8 V to 2.7 V"]
-    assert _values(decide(query, _evidence(STEPPED_TIMING))) == (500.0, None, None, "ns")
+    query = parse_request("CLK low time at VCC 2.0 V to 3.0 V")
+    assert query.core == "CLK low time" and query.qualifiers == ["VCC 2.0 V to 3.0 V"]
+    assert _values(decide(query, _evidence(STEPPED_TIMING))) == (350.0, None, None, "ns")
     assert parse_request("Output current @ 5 V").qualifiers == ["5 V"]
     assert parse_request("Current for operation").core == "Current for operation"
 
 
-def test_prose_limit_wording_sets_the_field() -> None:
-    lines = ["Tachometer output", "When using a 12V fan a resistor value of 2.7 kΩ or larger is suitable.",
-             "The supply ripple must be not more than 50 mV peak to peak."]
-    resistor = decide(parse_request("Fan resistor", "kohm"), _evidence("", lines=lines))
-    ripple = decide(parse_request("Supply ripple", "mV"), _evidence("", lines=lines))
-    assert _values(resistor)[:3] == (2.7, None, None)
-    assert _values(ripple)[:3] == (None, None, 50.0)
+@pytest.mark.parametrize(("line", "name", "unit", "expected"), [
+    ("For a 24V coil a series resistor of 1.5 kΩ or larger is suitable.", "Series resistor", "kohm",
+     (1.5, None, None)),
+    ("The input ripple must be not more than 120 mV peak to peak.", "Input ripple", "mV", (None, None, 120.0)),
+    ("The settling time must be not more than 15 ms after a step.", "Settling time", "ms", (None, None, 15.0)),
+])
+def test_prose_limit_wording_sets_the_field(line: str, name: str, unit: str, expected: tuple) -> None:
+    decision = decide(parse_request(name, unit), _evidence("", lines=["Wiring notes", line]))
+    assert _values(decision)[:3] == expected
 
 
 def test_words_after_between_qualify_the_head_and_weigh_less() -> None:
-    lines = ["The signal transmission distance is up to 120 cm."]
-    decision = decide(parse_request("Signal transmission distance between two repeaters", "cm"),
-                      _evidence("", lines=lines))
-    assert decision.best is not None and _values(decision)[:3] == (None, None, 120.0)
+    lines = ["The link reach is up to 80 cm."]
+    decision = decide(parse_request("Link reach between two hubs", "cm"), _evidence("", lines=lines))
+    assert decision.best is not None and _values(decision)[:3] == (None, None, 80.0)
 
 
 def test_a_first_row_of_bare_conditions_heads_the_variant_columns() -> None:
@@ -402,102 +473,121 @@ def test_a_first_row_of_bare_conditions_heads_the_variant_columns() -> None:
 
 
 def test_a_block_of_labels_beside_a_block_of_values_pairs_them_in_order() -> None:
-    lines = ["Pump X7 industrial", "2.4 l/min", "Ceramic", "9 W / 24 V", "1800 RPM", "38 dB(A)",
-             "Nominal flow", "Seal material", "Input power / voltage", "Max. pump speed (+/-5%)", "Noise level",
-             "Rev. 3, 2024"]
+    lines = ["Blower K9 compact", "14.2 m³/h", "Aluminium", "4 W / 12 V", "5200 RPM", "29 dB(A)",
+             "Air flow", "Housing material", "Input power / voltage", "Max. blower speed (+/-8%)", "Noise level",
+             "Issue 3, 2025"]
     evidence = Evidence()
     evidence.page_lines[2] = lines
-    speed = decide(parse_request("Maximum pump speed", "rpm"), evidence)
-    flow = decide(parse_request("Nominal flow", "l/min"), evidence)
-    assert _values(speed) == (None, None, 1800.0, "rpm")
-    assert _values(flow)[1] == 2.4
+    speed = decide(parse_request("Maximum blower speed", "rpm"), evidence)
+    flow = decide(parse_request("Air flow", "m3/h"), evidence)
+    assert _values(speed) == (None, None, 5200.0, "rpm")
+    assert _values(flow)[1] == 14.2
     # Two label lines after two values are as likely a heading and a caption: not read as a block.
-    evidence.page_lines[2] = ["1800 RPM", "38 dB(A)", "Max. pump speed (+/-5%)", "Noise level"]
-    assert decide(parse_request("Maximum pump speed", "rpm"), evidence).best is None
+    evidence.page_lines[2] = ["5200 RPM", "29 dB(A)", "Max. blower speed (+/-8%)", "Noise level"]
+    assert decide(parse_request("Maximum blower speed", "rpm"), evidence).best is None
 
 
-def test_a_count_word_one_word_after_the_value_is_its_unit() -> None:
+@pytest.mark.parametrize(("line", "name", "expected"), [
+    ("Contact Life ............ 250,000 switching cycles", "Contact life", (None, 250000.0, None, "cycles")),
+    ("Electrical Life ............ 80,000 operations cycles", "Electrical life", (None, 80000.0, None, "cycles")),
+])
+def test_a_count_word_one_word_after_the_value_is_its_unit(line: str, name: str, expected: tuple) -> None:
     evidence = Evidence()
-    evidence.page_lines[1] = ["Mechanical Life ............ 50,000 switching cycles"]
-    decision = decide(parse_request("Mechanical life"), evidence)
-    assert _values(decision) == (None, 50000.0, None, "cycles")
+    evidence.page_lines[1] = [line]
+    assert _values(decide(parse_request(name), evidence)) == expected
 
 
-def test_the_section_title_above_a_table_places_it_when_the_page_text_lists_all_headings_first() -> None:
+@pytest.mark.parametrize("other_heading", [
+    "Electrical Characteristics at TA=25°C",
+    pytest.param("Optical Characteristics at TA=25°C", marks=pytest.mark.xfail(
+        strict=True, reason="only an 'Electrical Characteristics' heading competes with the ratings heading; "
+                            "under 'Optical Characteristics' the table is placed in the ratings section")),
+])
+def test_the_section_title_above_a_table_places_it_when_the_page_text_lists_all_headings_first(
+        other_heading: str) -> None:
     markdown = """
-| Parameter | Blue | Units |
+| Parameter | Amber | Units |
 |---|---|---|
-| Forward Current | 25 | mA |
-| Reverse Voltage | 5 | V |
+| Drive Current | 60 | mA |
+| Reverse Voltage | 4 | V |
 """
-    lines = ["Absolute Maximum Ratings at TA=25°C", "Electrical Characteristics at TA=25°C", "Forward Current",
-             "25", "Reverse Voltage", "5"]
-    request = parse_request("Forward current (absolute maximum)", "mA")
+    lines = ["Absolute Maximum Ratings at TA=25°C", other_heading, "Drive Current",
+             "60", "Reverse Voltage", "4"]
+    request = parse_request("Drive current (absolute maximum)", "mA")
     scrambled = _evidence(markdown, lines=lines)
-    assert decide(request, scrambled).best is None or decide(request, scrambled).best.candidate.max is None
+    # Which heading the table sits under is not in the text: no answer rather than a guess.
+    assert decide(request, scrambled).best is None
     for table in scrambled.tables[3]:
         table.caption = "Absolute Maximum Ratings at TA=25°C"
-    assert _values(decide(request, scrambled)) == (None, None, 25.0, "mA")
+    assert _values(decide(request, scrambled)) == (None, None, 60.0, "mA")
 
 
 def test_a_footnote_mark_in_a_row_name_brings_the_note_text_as_its_conditions() -> None:
     markdown = """
 | Parameter | Rating | Units |
 |---|---|---|
-| Pulsed Current [2] | 900 | mA |
-| Pulsed Current [3] | 400 | mA |
+| Surge Current [2] | 1500 | mA |
+| Surge Current [3] | 650 | mA |
 """
-    lines = ["Notes:", "1. Free air.", "2. 1/20 duty cycle, 50us pulse width.", "3. Continuous, heat sink attached."]
+    lines = ["Notes:", "1. Still air.", "2. 1/50 duty cycle, 20us pulse width.", "3. Continuous, on copper pad."]
     evidence = _evidence(markdown, lines=lines)
-    assert _values(decide(parse_request("Pulsed current", "mA", ["1/20 duty cycle"]), evidence))[1] == 900
-    assert _values(decide(parse_request("Pulsed current", "mA", ["heat sink"]), evidence))[1] == 400
+    assert _values(decide(parse_request("Surge current", "mA", ["1/50 duty cycle"]), evidence))[1] == 1500
+    assert _values(decide(parse_request("Surge current", "mA", ["copper pad"]), evidence))[1] == 650
 
 
 def test_a_row_of_one_symbol_whose_name_cell_is_only_conditions_measures_the_quantity_named_above() -> None:
     markdown = """
 | Symbol | Parameter | Min. | Typ. | Max. | Unit |
 |---|---|---|---|---|---|
-| IOL | Output low current VDD = 5 V, VO = 0.4 V | 8 | 15 |  | mA |
-| IOL | Tmin < Tamb < Tmax | 6 |  |  | mA |
-| IOL | VDD = 5 V, VO = 0.1 V | 90 | 200 |  | µA |
-| VOH | Output high voltage RL = 1 kΩ | 4.6 |  |  | V |
+| IOH | Output high current VCC = 3.3 V, VO = 2.9 V | 4 | 9 |  | mA |
+| IOH | Tmin < Tamb < Tmax | 3 |  |  | mA |
+| IOH | VCC = 3.3 V, VO = 3.2 V | 150 | 400 |  | µA |
+| VOL | Output low voltage RL = 2 kΩ | | | 0.3 | V |
 """
-    low = decide(parse_request("Output low current at VO = 0.1 V", "uA", ["VO = 0.1 V"]), _evidence(markdown))
-    assert _values(low) == (90.0, 200.0, None, "uA")
-    assert "VO = 0.1 V" in low.reason
-    plain = decide(parse_request("Output low current", "mA"), _evidence(markdown))
-    assert _values(plain) == (8.0, 15.0, None, "mA")
+    near_rail = decide(parse_request("Output high current at VO = 3.2 V", "uA", ["VO = 3.2 V"]), _evidence(markdown))
+    assert _values(near_rail) == (150.0, 400.0, None, "uA")
+    assert "VO = 3.2 V" in near_rail.reason
+    plain = decide(parse_request("Output high current", "mA"), _evidence(markdown))
+    assert _values(plain) == (4.0, 9.0, None, "mA")
 
 
-def test_requested_conditions_compare_set_values_as_numbers_in_si() -> None:
+@pytest.mark.parametrize(("asked", "expected"), [("VS = 0.5 V", (3.0, 5.0)), ("VS = 500 mV", (3.0, 5.0)),
+                                                 ("VS = 5 V", (40.0, 55.0))])
+def test_requested_conditions_compare_set_values_as_numbers_in_si(asked: str, expected: tuple) -> None:
     markdown = """
 | Parameter | Conditions | Min | Typ | Max | Unit |
 |---|---|---|---|---|---|
-| Output current | VO = 2 V, VDD = 5 V | 20 | 30 |  | mA |
-| Output current | VO = 200 mV, VDD = 5 V | 4 | 6 |  | mA |
+| Sense current | VS = 5 V, VCC = 12 V | 40 | 55 |  | mA |
+| Sense current | VS = 500 mV, VCC = 12 V | 3 | 5 |  | mA |
 """
-    # The text "VO=0.2V" is not printed, and "2 V" is contained in it: only the values tell the rows apart.
-    decision = decide(parse_request("Output current", "mA", ["VO = 0.2 V"]), _evidence(markdown))
-    assert _values(decision) == (4.0, 6.0, None, "mA")
+    # "0.5 V" is not printed and "5 V" is contained in "VS = 500 mV"'s neighbour: only the values tell rows apart.
+    decision = decide(parse_request("Sense current", "mA", [asked]), _evidence(markdown))
+    assert _values(decision) == (*map(float, expected), None, "mA")
     assert decision.best.conditions == 1.0
-    other = next(s for s in decision.alternatives if s.candidate.min == 20.0)
-    assert other.conditions == 0.0
 
 
-def test_a_label_line_over_a_dot_leader_line_names_what_its_sub_label_qualifies() -> None:
+@pytest.mark.parametrize(("lines", "name", "unit", "condition", "expected"), [
+    (["Leakage Current (IEC 60990, Test 2b)", " 250 VAC ........................ 0.5 mA maximum",
+      "Surge Voltage (IEC 61000, Test 5)", " Line to Earth ................... 2,000 V minimum"],
+     "Surge voltage", "V", "line to earth", (2000.0, None, None)),
+    (["Contact Resistance (EN 60512, Test 2a)", " Initial ........................ 20 megohms maximum"],
+     "Contact resistance", "Mohm", "initial", (None, None, 20.0)),
+    pytest.param(["Contact Resistance (EN 60512, Test 2a)", " Initial ................ 20 milliohms maximum"],
+                 "Contact resistance", "mohm", "initial", (None, None, 20.0),
+                 marks=pytest.mark.xfail(strict=True, reason="the reader knows no unit milliohms: a bare typical 20")),
+])
+def test_a_label_line_over_a_dot_leader_line_names_what_its_sub_label_qualifies(
+        lines: list[str], name: str, unit: str, condition: str, expected: tuple) -> None:
     evidence = Evidence()
-    evidence.page_lines[1] = [
-        "Insulation Resistance (IEC 60512, Test 3a)",
-        " 500 VDC ......................................... 1,000 megohms minimum",
-        "Breakdown Voltage (IEC 60512, Test 4a)",
-        " Room Temperature ................................ 750 VAC minimum",
-    ]
-    decision = decide(parse_request("Breakdown voltage", "V", ["room temperature"]), evidence)
-    assert _values(decision) == (750.0, None, None, "V")
+    evidence.page_lines[1] = lines
+    assert _values(decide(parse_request(name, unit, [condition]), evidence)) == (*expected, unit)
 
 
-def test_hyphenated_words_match_the_same_words_written_apart() -> None:
+@pytest.mark.parametrize(("line", "name", "expected"), [
+    ("Allowed duty-cycle 5% to 95%", "Duty cycle range", (5.0, None, 95.0)),
+    ("Permitted on-state ratio 20% to 80%", "On state ratio range", (20.0, None, 80.0)),
+])
+def test_hyphenated_words_match_the_same_words_written_apart(line: str, name: str, expected: tuple) -> None:
     evidence = Evidence()
-    evidence.page_lines[6] = ["Allowed on-time ratio 10% to 90%", "The signal is not inverted, 100% on time ratio."]
-    decision = decide(parse_request("On time ratio range", "%"), evidence)
-    assert _values(decision) == (10.0, None, 90.0, "%")
+    evidence.page_lines[6] = [line, "The output is not inverted."]
+    assert _values(decide(parse_request(name, "%"), evidence)) == (*expected, "%")

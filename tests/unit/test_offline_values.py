@@ -19,35 +19,44 @@ def _one(text: str):
     ("text", "expected"),
     [
         ("Supply voltage: 1.7 – 3.6 V", (1.7, None, 3.6, "V")),
-        ("Voltage on VDD with respect to VSS ........ -0.6V to +7.0V", (-0.6, None, 7.0, "V")),
+        ("Bias: 0.9 – 1.35 mA", (0.9, None, 1.35, "mA")),
+        ("Voltage on SENSE with respect to GND ........ -0.4V to +9.5V", (-0.4, None, 9.5, "V")),
         ("Storage temperature -40 ~ +150 °C", (-40.0, None, 150.0, "degC")),
+        ("Case temperature -25 ~ +95 °C", (-25.0, None, 95.0, "degC")),
         ("Temperature coefficient ±50 ppm/°C", (-50.0, None, 50.0, "ppm/degC")),
         ("Offset +/-2.5 mV", (-2.5, None, 2.5, "mV")),
-        ("RES low voltage time >280µs", (280.0, None, None, "us")),
+        ("Gain error +/-0.8 %", (-0.8, None, 0.8, "%")),
+        ("Latch hold time >450µs", (450.0, None, None, "us")),
         ("Leakage <0.5mA", (None, None, 0.5, "mA")),
-        ("VMax=5,25V", (None, 5.25, None, "V")),
+        ("Ripple <35mV", (None, None, 35.0, "mV")),
+        ("VTrip=3,85V", (None, 3.85, None, "V")),
         ("Frequency response 250–10000 Hz", (250.0, None, 10000.0, "Hz")),
         ("Operating Temperature –40°C ≤ TA ≤ +125°C", (-40.0, None, 125.0, "degC")),
-        ("Brown-out reset protection (1.5V typical)", (None, 1.5, None, "V")),
+        ("Junction Temperature –20°C ≤ TJ ≤ +105°C", (-20.0, None, 105.0, "degC")),
+        ("Undervoltage lockout (2.1V typical)", (None, 2.1, None, "V")),
         ("Output current 25 mA max.", (None, None, 25.0, "mA")),
+        ("Input capacitance 12 pF max.", (None, None, 12.0, "pF")),
     ],
 )
 def test_value_expressions(text: str, expected: tuple) -> None:
     assert _one(text) == expected
 
 
-def test_range_with_different_prefixes_is_reported_in_the_first_unit() -> None:
-    reading = read_values("580ns~1µs")[0]
-    assert (reading.min, reading.max, reading.unit.canonical) == (580.0, 1000.0, "ns")
+@pytest.mark.parametrize(("text", "expected"), [("640ns~1.5µs", (640.0, 1500.0, "ns")),
+                                              ("750µs~2ms", (750.0, 2000.0, "us")),
+                                              ("300mV~1.2V", (300.0, 1200.0, "mV"))])
+def test_range_with_different_prefixes_is_reported_in_the_first_unit(text: str, expected: tuple) -> None:
+    reading = read_values(text)[0]
+    assert (reading.min, reading.max, reading.unit.canonical) == expected
 
 
 def test_identifiers_are_not_values() -> None:
-    numbers = [r.typical for r in read_values("3590P-2-103L 3590S-1-103L 10,000 .020")]
-    assert numbers == [10000.0, 0.02]
+    numbers = [r.typical for r in read_values("7120K-4-502B 7120M-1-502B 25,000 .050")]
+    assert numbers == [25000.0, 0.05]
 
 
 def test_unit_printed_once_applies_to_the_figures_before_it() -> None:
-    readings = read_values("VCC Supply voltage +/-16 or 32 V")
+    readings = read_values("VS Bridge voltage +/-12 or 24 V")
     assert [(r.kind, r.unit.canonical) for r in readings] == [("pm", "V"), ("single", "V")]
 
 
@@ -75,22 +84,23 @@ def test_unit_dimensions_tell_quantities_apart() -> None:
 
 
 def test_dash_before_words_is_not_a_bound() -> None:
-    assert _one("10 kΩ – Nominal Resistance") == (None, 10.0, None, "kohm")
-    assert _one("Logical input -0.3V～VDD+0.7") == (-0.3, None, None, "V")
+    assert _one("22 kΩ – Bias Resistance") == (None, 22.0, None, "kohm")
+    assert _one("Enable input -0.5V～VCC+0.3") == (-0.5, None, None, "V")
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         # A dot leader ends right at the number; the number is still a value.
-        ("Total power dissipation ..........400 mW", (None, 400.0, None, "mW")),
+        ("Package dissipation ..........650 mW", (None, 650.0, None, "mW")),
+        ("Heater dissipation ......1.8 W", (None, 1.8, None, "W")),
         # Units written out as words in rating lists.
-        ("Insulation Resistance (500 VDC) ....1,000 megohms minimum", (1000.0, None, None, "Mohm")),
-        ("Power rating at +40 °C ........2 watts", (None, 2.0, None, "W")),
+        ("Isolation Resistance (250 VDC) ....5,000 megohms minimum", (5000.0, None, None, "Mohm")),
+        ("Load rating at +55 °C ........3 watts", (None, 3.0, None, "W")),
         # The limit word after the same value restated in other units.
-        ("Torque ....0.35 N-cm (oz.-in.) maximum", (None, None, 0.35, "N.cm")),
-        ("Thermal resistance θJA 149.5 °C/W", (None, 149.5, None, "degC/W")),
-        ("Max. airflow 186.7 m³/h", (None, 186.7, None, "m3/h")),
+        ("Holding force ....0.8 N-cm (oz.-in.) maximum", (None, None, 0.8, "N.cm")),
+        ("Thermal resistance θJC 37.5 °C/W", (None, 37.5, None, "degC/W")),
+        ("Max. exhaust flow 92.4 m³/h", (None, 92.4, None, "m3/h")),
     ],
 )
 def test_rating_list_values(text: str, expected: tuple) -> None:
@@ -99,8 +109,10 @@ def test_rating_list_values(text: str, expected: tuple) -> None:
 
 
 def test_footnote_references_are_not_values() -> None:
-    readings = read_values("Total power dissipation (Note 1) ..........400 mW")
-    assert [(r.typical, r.unit.canonical if r.unit else None) for r in readings] == [(400.0, "mW")]
+    for text, value, unit in [("Package dissipation (Note 3) ..........650 mW", 650.0, "mW"),
+                              ("Input current (Note 12) .... 40 mA", 40.0, "mA")]:
+        readings = read_values(text)
+        assert [(r.typical, r.unit.canonical if r.unit else None) for r in readings] == [(value, unit)]
 
 
 def test_word_units_and_thermal_units_have_dimensions() -> None:
@@ -111,8 +123,8 @@ def test_word_units_and_thermal_units_have_dimensions() -> None:
 
 
 def test_limit_word_after_a_restatement_in_other_units() -> None:
-    first = read_values("Torque ....0.35 N-cm (0.5 oz.-in.) maximum (unsealed)")[0]
-    assert (first.typical, first.max, first.unit.canonical) == (None, 0.35, "N.cm")
+    first = read_values("Holding force ....0.8 N-cm (1.1 oz.-in.) maximum (sealed)")[0]
+    assert (first.typical, first.max, first.unit.canonical) == (None, 0.8, "N.cm")
 
 
 def test_counts_and_durations_written_as_words_are_units() -> None:
@@ -124,10 +136,11 @@ def test_counts_and_durations_written_as_words_are_units() -> None:
 
 
 def test_a_prefix_spaced_from_bytes_is_part_of_the_unit() -> None:
-    assert _one("8k bytes Internal SRAM") == (None, 8.0, None, "kbytes")
+    assert _one("32k bytes EEPROM") == (None, 32.0, None, "kbytes")
+    assert _one("4k bytes of scratch RAM") == (None, 4.0, None, "kbytes")
     assert parse_unit("k bytes").factor == parse_unit("kB").factor
 
 
 def test_a_resistance_prefix_spaced_from_ohm_is_part_of_the_unit() -> None:
-    assert _one("a resistor of 2.7K Ohm or larger") == (None, 2.7, None, "kohm")
-    assert _one("4.7 k ohms") == (None, 4.7, None, "kohm")
+    assert _one("a bleeder of 3.9K Ohm or larger") == (None, 3.9, None, "kohm")
+    assert _one("6.8 k ohms") == (None, 6.8, None, "kohm")
