@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.dispatch.service import load_trace
+from app.dispatch.service import load_run
 from app.documents.index import DatasheetIndex
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review import attribution as rubric
@@ -87,7 +87,7 @@ def record_of(session: Session, extraction: Extraction) -> RunRecord | None:
     """The extraction's run rebuilt from its stored spans (``None`` when none were stored)."""
     if not extraction.trace_id:
         return None
-    spans = load_trace(session, extraction.trace_id)
+    spans = load_run(session, extraction.trace_id, extraction.root_span_id)
     if not spans:
         return None
     records = records_from_spans(spans, root_span_id=extraction.root_span_id)

@@ -30,7 +30,7 @@ from app.config import get_settings
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
-from app.dispatch.service import build_tree, load_trace
+from app.dispatch.service import build_tree, load_run
 from app.documents import store
 from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
@@ -390,7 +390,7 @@ def item_context(session: Session, principal: Principal, extraction_id: int, fil
     for attribution in session.scalars(select(Attribution).where(Attribution.extraction_id == extraction.id)):
         if attribution.span_id:
             attributions.setdefault(attribution.span_id, []).append(attribution)
-    spans = load_trace(session, extraction.trace_id) if extraction.trace_id else []
+    spans = load_run(session, extraction.trace_id, extraction.root_span_id) if extraction.trace_id else []
     history = decisions.list_decisions(session, tenant=principal.tenant, extraction_id=extraction.id,
                                        limit=_CHUNK).items
     return ItemContext(
