@@ -19,6 +19,7 @@ from app.config import get_settings
 from app.documents import store
 from app.documents.admission import admit_pdf
 from app.errors import Conflict, InvalidInput, NotFound
+from app.jobs import usage
 from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import (
     AttributionOut,
@@ -28,6 +29,7 @@ from app.jobs.schemas import (
     JobOut,
     ParameterResult,
     ParameterSpec,
+    UsageOut,
     ValueOut,
 )
 from app.review.models import Attribution, Decision, Flag, Grounding
@@ -243,6 +245,7 @@ def job_out(session: Session, job: Job) -> JobOut:
             attributions.setdefault(a.extraction_id, []).append(
                 AttributionOut(span_id=a.span_id, category=a.category, charged_to=a.charged_to, detail=a.detail))
 
+    spent = usage.usage_by_parameter(session, job.id) if extraction_ids else {}
     results: list[ParameterResult] = []
     for parameter in job.parameters:
         extraction = extractions.get(parameter.id)
@@ -254,7 +257,7 @@ def job_out(session: Session, job: Job) -> JobOut:
         ]
         if extraction is None:
             results.append(ParameterResult(parameter=parameter.name, found=False, status=parameter.status,
-                                           flags=flags))
+                                           flags=flags, usage=spent.get(parameter.id, UsageOut())))
             continue
         decision = decisions.get(extraction.id)
         results.append(
@@ -277,6 +280,7 @@ def job_out(session: Session, job: Job) -> JobOut:
                 if decision else None,
                 grounding=groundings.get(extraction.id, []),
                 attributions=attributions.get(extraction.id, []),
+                usage=spent.get(parameter.id, UsageOut()),
             )
         )
     return JobOut(
@@ -298,6 +302,7 @@ def job_out(session: Session, job: Job) -> JobOut:
         ],
         results=results,
         attribution_summary=_attribution_summary(session, job.id) if extraction_ids else {},
+        usage=usage.total(list(spent.values())),
     )
 
 
