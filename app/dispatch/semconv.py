@@ -13,6 +13,8 @@ SPAN_INVOKE_AGENT = "invoke_agent"  # one per (parameter, role): the whole run o
 SPAN_ROUTE = "route_engine"  # the engine decision and its reason
 SPAN_CHAT_PREFIX = "chat"  # "chat {model}": one per LLM call attempt
 SPAN_TOOL_PREFIX = "execute_tool"  # "execute_tool {tool}": one per tool call
+SPAN_EVALUATE = "evaluate_answer"  # the detectors' verdicts on a run, as gen_ai.evaluation.result events
+OPERATION_EVALUATE = "evaluate"
 
 
 def chat_span_name(model: str) -> str:
@@ -44,6 +46,8 @@ GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
 GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+DSX_RULE_SEVERITY = "dsx.rule.severity"
+DSX_RULE_VERSION = "dsx.rule.version"
 
 # dsx attributes: identity.
 DSX_JOB_ID = "dsx.job_id"

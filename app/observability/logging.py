@@ -47,6 +47,24 @@ class ContextFilter(logging.Filter):
         return True
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the write (like logging's last-resort handler), so a
+    replaced or closed stderr (test capture, a daemonised worker) never leaves the handler writing to a dead
+    stream. ``setStream`` pins another stream."""
+
+    def __init__(self) -> None:
+        self._pinned: Any = None
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return self._pinned if self._pinned is not None else sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        self._pinned = None if value is sys.stderr else value
+
+
 def _formatter(log_format: str) -> logging.Formatter:
     if log_format == "text":
         return logging.Formatter(_TEXT_FORMAT)
@@ -61,7 +79,7 @@ def _formatter(log_format: str) -> logging.Formatter:
 def configure_logging(service: str) -> None:
     """Install the dsx handler on the root logger (idempotent: a second call replaces the first)."""
     settings = get_settings()
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(_formatter(settings.log_format))
     handler.addFilter(ContextFilter(service))

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app.dispatch import evaluations, semconv
 from app.dispatch.service import load_run
 from app.documents.index import DatasheetIndex
 from app.jobs.models import Extraction, Job, JobParameter
@@ -117,6 +118,9 @@ def review_extraction(session: Session, *, job: Job, parameter: JobParameter, ex
         for f in result.findings
     ]
     session.add_all(flags)
+    evaluations.record_verdicts(trace_id=extraction.trace_id, root_span_id=extraction.root_span_id,
+                                verdicts=result.verdicts, identity={semconv.DSX_JOB_ID: job.id,
+                                                                    semconv.DSX_PARAMETER_ID: parameter.id})
     session.add_all(
         Grounding(extraction_id=extraction.id, value_index=g.value_index, outcome=g.outcome.value, method=g.method,
                   score=g.score, page=g.page, boxes=g.boxes, detail=g.detail)

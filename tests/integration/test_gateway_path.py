@@ -125,6 +125,15 @@ def test_trace_ids_and_gateway_fields_cross_both_gateways(stack: dict, gateway: 
     fallback_flags = [f for f in result["flags"] if f["rule"] == "model_fallback"]
     assert fallback_flags and fallback_flags[0]["evidence"]["span_ids"] == [chats[1].span_id]
 
+    # The verdicts are evaluation events on a span under the run, for OpenTelemetry backends to show.
+    evaluation = next(s for s in spans if s.name == semconv.SPAN_EVALUATE)
+    assert evaluation.parent_span_id == root.span_id and evaluation.trace_id == TRACE_ID
+    events = {e["attributes"][semconv.GEN_AI_EVALUATION_NAME]: e["attributes"] for e in evaluation.events
+              if e["name"] == semconv.GEN_AI_EVALUATION_EVENT}
+    assert events["model_fallback"][semconv.GEN_AI_EVALUATION_SCORE_LABEL] == "flagged"
+    assert events["model_fallback"][semconv.GEN_AI_EVALUATION_EXPLANATION] == fallback_flags[0]["message"]
+    assert events["tool_bypass"][semconv.GEN_AI_EVALUATION_SCORE_LABEL] == "pass"
+
     # Cost as the gateway reported it, per parameter and for the job.
     assert result["usage"]["cost_usd"] == pytest.approx(0.0025 + 0.0125)
     assert job["usage"]["cost_usd"] == pytest.approx(0.015)
