@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # "*" for any): behind a TLS-terminating gateway its address must be here, or the review cookie is issued
     # without Secure and redirects point at http://.
     forwarded_allow_ips: str = "127.0.0.1"
+    # The prefix a gateway mounts dsx under and strips before forwarding (the ASGI root_path), e.g. "/dsx":
+    # every Location, redirect, link and static path dsx generates carries it.
+    root_path: str = Field(default="", pattern=r"^(/[A-Za-z0-9._~-]+)*$")
     # prometheus-client's multiprocess directory. The library reads PROMETHEUS_MULTIPROC_DIR itself, so the
     # setting mirrors that variable (a second name could disagree with what the library does).
     metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")

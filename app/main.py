@@ -25,6 +25,7 @@ from app.observability.request_id import RequestIdMiddleware
 from app.review.api import router as review_router
 from app.review.views import install as install_review_dashboard
 from app.security import check_startup_policy
+from app.urls import RootPathMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,9 @@ def create_app() -> FastAPI:
     app.add_middleware(HttpMetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
     instrument(app)  # the server span (from an incoming traceparent) wraps the request id middleware
-    # Outermost: the scheme and client address are the gateway's view before anything reads them.
+    # Outermost: the scheme, client address and prefix are the gateway's view before anything reads them.
     app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=_trusted_proxies(settings.forwarded_allow_ips))
+    app.add_middleware(RootPathMiddleware, root=settings.root_path)
     app.include_router(health_router)
     app.include_router(jobs_router)
     app.include_router(dispatch_router)
