@@ -155,7 +155,7 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
     tracer = telemetry.get_tracer()
     identity = _identity(model, context)
     root_attributes = {**identity, semconv.GEN_AI_OPERATION: "invoke_agent", semconv.GEN_AI_AGENT_NAME: AGENT_NAME,
-                       semconv.DSX_ROLE: context.role, semconv.DSX_TENANT: context.tenant}
+                       semconv.GEN_AI_PROVIDER_NAME: transport.endpoint(model).provider}
     # A child of the submitting request's span for a queued job (one trace from the HTTP gateway to the LLM
     # gateway), else a new trace whatever span the caller is in. Readers select a run by its root span id.
     with tracer.start_as_current_span(semconv.SPAN_INVOKE_AGENT, context=propagation.run_parent(),

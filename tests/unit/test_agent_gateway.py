@@ -79,7 +79,8 @@ def test_litellm_response_headers_become_attributes() -> None:
 
 def test_the_span_names_the_model_as_requested_and_its_server(env, scripted_llm: ScriptedLLM) -> None:  # noqa: ANN001, F811
     scripted_llm.script(submit(ANSWER))
-    _, chats, _ = by_kind(spans_of(run(scripted_llm)))
+    root, chats, _ = by_kind(spans_of(run(scripted_llm)))
+    assert root.attributes[semconv.GEN_AI_PROVIDER_NAME] == "openai"
     assert chats[0].name == "chat scripted"
     assert chats[0].attributes[semconv.GEN_AI_PROVIDER_NAME] == "openai"
     assert chats[0].attributes[semconv.SERVER_ADDRESS] == "127.0.0.1"

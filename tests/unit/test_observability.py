@@ -138,3 +138,13 @@ def test_review_cookie_is_secure_behind_a_trusted_tls_gateway(dsx_env, monkeypat
     monkeypatch.setenv("DSX_FORWARDED_ALLOW_IPS", "testclient")
     reset_settings()
     assert "; secure" in sign_in(TestClient(create_app()))
+
+
+def test_otel_service_name_is_honoured_and_dsx_is_the_default(monkeypatch) -> None:  # noqa: ANN001
+    from app.dispatch.telemetry import resource
+
+    monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
+    monkeypatch.delenv("OTEL_RESOURCE_ATTRIBUTES", raising=False)
+    assert resource().attributes["service.name"] == "dsx"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "dsx-eu-worker")
+    assert resource().attributes["service.name"] == "dsx-eu-worker"
