@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -46,7 +46,13 @@ class Settings(BaseSettings):
     model: str = OFFLINE_MODEL
     models_file: Path | None = None
     gateway_url: str | None = None
-    gateway_key: str | None = None
+    gateway_key: str | None = None  # dsx's own key: model info, and tenants without a key of their own
+    # Per-tenant gateway (LiteLLM virtual) keys, so the gateway attributes spend per tenant: a JSON object
+    # {"tenant": "sk-..."} in DSX_GATEWAY_KEYS, or a YAML/JSON file of the same mapping (kept out of the
+    # environment; entries in DSX_GATEWAY_KEYS win).
+    gateway_keys: dict[str, str] = Field(default_factory=dict)
+    gateway_keys_file: Path | None = None
+    gateway_model_info_ttl_s: float = 300.0  # how long the gateway's /model/info answer is reused
     cross_check_model: str | None = OFFLINE_MODEL
 
     # Agent budgets.
@@ -71,6 +77,16 @@ class Settings(BaseSettings):
     # Observability.
     otlp_endpoint: str | None = None
     otlp_attribute_max_chars: int = 2048  # exported attributes are cut here; the database keeps all
+    log_level: str = "INFO"
+    log_format: Literal["json", "text"] = "json"  # json: one object per line, for a log pipeline
+
+    # HTTP gateway in front. Addresses whose X-Forwarded-Proto/-For are believed (comma-separated IPs or CIDRs,
+    # "*" for any): behind a TLS-terminating gateway its address must be here, or the review cookie is issued
+    # without Secure and redirects point at http://.
+    forwarded_allow_ips: str = "127.0.0.1"
+    # The prefix a gateway mounts dsx under and strips before forwarding (the ASGI root_path), e.g. "/dsx":
+    # every Location, redirect, link and static path dsx generates carries it.
+    root_path: str = Field(default="", pattern=r"^(/[A-Za-z0-9._~-]+)*$")
     # prometheus-client's multiprocess directory. The library reads PROMETHEUS_MULTIPROC_DIR itself, so the
     # setting mirrors that variable (a second name could disagree with what the library does).
     metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")

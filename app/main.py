@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app import __version__
 from app.api.health import router as health_router
@@ -19,8 +20,12 @@ from app.api.traces import router as traces_router
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
 from app.jobs import admission
+from app.observability.http_tracing import instrument
+from app.observability.logging import configure_logging
+from app.observability.request_id import RequestIdMiddleware
 from app.review.api import router as review_router
 from app.security import check_startup_policy
+from app.urls import RootPathMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ async def lifespan(_: FastAPI) -> AsyncIterator[None]:
 
 def create_app() -> FastAPI:
     settings = get_settings()
+    configure_logging("dsx-api")
     check_startup_policy()
     app = FastAPI(
         title="dsx",
@@ -45,6 +51,11 @@ def create_app() -> FastAPI:
     )
     install_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)
+    app.add_middleware(RequestIdMiddleware)
+    instrument(app)  # the server span (from an incoming traceparent) wraps the request id middleware
+    # Outermost: the scheme, client address and prefix are the gateway's view before anything reads them.
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=_trusted_proxies(settings.forwarded_allow_ips))
+    app.add_middleware(RootPathMiddleware, root=settings.root_path)
     app.include_router(health_router)
     app.include_router(jobs_router)
     app.include_router(traces_router)
@@ -54,6 +65,11 @@ def create_app() -> FastAPI:
     if settings.effective_auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")
     return app
+
+
+def _trusted_proxies(value: str) -> list[str] | str:
+    hosts = [host.strip() for host in value.split(",") if host.strip()]
+    return "*" if "*" in hosts else hosts
 
 
 app = create_app()

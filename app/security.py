@@ -16,6 +16,7 @@ from fastapi import Request
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Forbidden, Unauthorized
+from app.observability import context as log_context
 from app.ratelimit import check_request_rate
 
 ALL_ROLES = frozenset({"submitter", "reviewer", "admin"})
@@ -49,6 +50,7 @@ def current_principal(request: Request) -> Principal:
     else:
         principal = _principal_for_key(presented_key(request))
     request.state.principal = principal
+    log_context.annotate(tenant=principal.tenant)
     return principal
 
 

@@ -71,7 +71,7 @@ def _instant_model(turns: int) -> Any:
     state = {"turn": 0}
 
     def chat(model: ModelConfig, *, messages: list, tools: list, tool_choice: Any, timeout_s: float,
-             max_tokens: int) -> ChatResult:
+             max_tokens: int, **_call_context: Any) -> ChatResult:
         turn = state["turn"]
         state["turn"] += 1
         if turn < turns:

@@ -29,6 +29,9 @@ def dsx_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setting
     reset_engines()
     migrate.upgrade()
     yield get_settings()
+    from app.dispatch import telemetry
+
+    telemetry.flush()  # spans the test left buffered belong to its own database, not the next test's
     reset_engines()
     reset_settings()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from celery.signals import setup_logging, worker_process_init, worker_ready, worker_shutdown
 
 from app.jobs.queue import QUEUE, celery_config
 
@@ -13,6 +13,14 @@ celery_app = Celery("dsx", include=["workers.tasks"])
 celery_app.conf.update(celery_config())
 celery_app.conf.task_queues = None
 celery_app.conf.task_default_queue = QUEUE
+
+
+@setup_logging.connect
+def _json_logs(**_kwargs) -> None:  # noqa: ANN003
+    # Connected, this replaces Celery's own logging setup: worker lines are JSON like the API's.
+    from app.observability.logging import configure_logging
+
+    configure_logging("dsx-worker")
 
 
 @worker_process_init.connect

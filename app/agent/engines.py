@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from opentelemetry import context as otel_context
 from opentelemetry.trace import Status, StatusCode
 
 from app.agent import prompts, transport
@@ -30,7 +29,7 @@ from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext, Submi
 from app.agent.tools import Dispatcher, DocumentDispatcher, tool_surface_version
 from app.agent.transport import Capabilities
 from app.contracts import ENGINE_NAMES, Engine
-from app.dispatch import semconv, telemetry
+from app.dispatch import propagation, semconv, telemetry
 from app.documents.index import DatasheetIndex
 
 AUTO, AGENTIC, SINGLE_PASS = Engine.AUTO.value, Engine.AGENTIC.value, Engine.SINGLE_PASS.value
@@ -122,16 +121,21 @@ def _document(index: DatasheetIndex, mode: str, dispatcher: Dispatcher) -> str |
 
 
 def _identity(model: ModelConfig, context: RunContext) -> dict[str, Any]:
-    """Attributes on every span of the run: the ids the database indexes spans by, and the model the
-    metrics label calls with. The rest of the run's identity (role, tenant, agent) is on the root."""
+    """Attributes on every span of the run: the ids the database indexes spans by, the model the metrics
+    label calls with, and the tenant and role an LLM gateway attributes the calls to. The agent name is on the
+    root."""
     attributes: dict[str, Any] = {
         semconv.DSX_MODEL_ALIAS: model.alias,
         semconv.GEN_AI_REQUEST_MODEL: model.litellm_model,
+        semconv.DSX_TENANT: context.tenant,
+        semconv.DSX_ROLE: context.role,
     }
     if context.job_id is not None:
         attributes[semconv.DSX_JOB_ID] = context.job_id
     if context.parameter_id is not None:
         attributes[semconv.DSX_PARAMETER_ID] = context.parameter_id
+    if context.rule_set_version is not None:
+        attributes[semconv.DSX_RULE_SET_VERSION] = context.rule_set_version
     return attributes
 
 
@@ -154,9 +158,10 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
     tracer = telemetry.get_tracer()
     identity = _identity(model, context)
     root_attributes = {**identity, semconv.GEN_AI_OPERATION: "invoke_agent", semconv.GEN_AI_AGENT_NAME: AGENT_NAME,
-                       semconv.DSX_ROLE: context.role, semconv.DSX_TENANT: context.tenant}
-    # A new trace per (parameter, role), whatever span the caller is in: detectors load runs by trace id.
-    with tracer.start_as_current_span(semconv.SPAN_INVOKE_AGENT, context=otel_context.Context(),
+                       semconv.GEN_AI_PROVIDER_NAME: transport.endpoint(model).provider}
+    # A child of the submitting request's span for a queued job (one trace from the HTTP gateway to the LLM
+    # gateway), else a new trace whatever span the caller is in. Readers select a run by its root span id.
+    with tracer.start_as_current_span(semconv.SPAN_INVOKE_AGENT, context=propagation.run_parent(),
                                       attributes=root_attributes) as root:
         decision = _traced_route(tracer, index, model, engine, caps, identity)
         identity[semconv.DSX_ENGINE] = decision.engine

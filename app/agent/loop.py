@@ -7,8 +7,10 @@ trusts a 200: a turn without a tool call is recorded as such (``dsx.llm.outcome`
 ``submit_not_called`` — the shape of a structured-output constraint masking tool calls.
 
 Budgets (Settings): turns, tokens, a per-call and a per-parameter timeout, and bounded retries with
-backoff on 429/5xx/timeouts, each attempt its own span. Typed outcomes: ``submitted``,
-``submit_not_called``, ``budget_exhausted``, ``provider_error``, ``timeout``.
+backoff on 429/5xx/timeouts, each attempt its own span. A provider that rejects a capability dsx assumed
+(``tool_choice="required"``, reasoning parameters) gets one immediate retry without it, and the rest of the run
+goes without it: the rejected attempt's span names the capability and the models-file setting that records it.
+Typed outcomes: ``submitted``, ``submit_not_called``, ``budget_exhausted``, ``provider_error``, ``timeout``.
 
 Phases (``app.agent.phases``) are offered one at a time; a later phase's tools are not in the request
 before the earlier phase's submit was accepted, and a call to a tool not offered is refused unexecuted.
@@ -166,6 +168,8 @@ class AgentLoop:
         self._message_chars: list[int] = []
         self._deadline = 0.0
         self._deadline_stopped = False
+        self._endpoint = transport.endpoint(model)
+        self._without: frozenset[str] = frozenset()  # capabilities the provider rejected in this run
 
     # -- run ---------------------------------------------------------------------------------------------------
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
@@ -277,11 +281,37 @@ class AgentLoop:
         return response
 
     def _attempt(self, phase: Phase, tools: list[dict[str, Any]], attempt: int) -> ChatResult:
+        try:
+            return self._attempt_once(phase, tools, attempt)
+        except ProviderCallError as exc:
+            rejected = self._rejected_capability(exc)
+            if rejected is None:
+                raise
+            # Retried at once without it: the same request would only be refused again.
+            self._without |= {rejected}
+            try:
+                return self._attempt_once(phase, tools, attempt)
+            except ProviderCallError as retry_exc:
+                retry_exc.args = (f"{retry_exc.args[0] if retry_exc.args else ''} (also failed without "
+                                  f"{rejected}; {self._capability_hint(rejected)})",)
+                raise
+
+    def _rejected_capability(self, exc: ProviderCallError) -> str | None:
+        capability = transport.rejected_capability(
+            exc, tool_choice_sent=self.caps.tool_choice and transport.TOOL_CHOICE not in self._without,
+            reasoning_sent=transport.sends_reasoning_params(self.model) and transport.REASONING not in self._without)
+        return capability if capability is not None and capability not in self._without else None
+
+    def _capability_hint(self, capability: str) -> str:
+        return (f"if model {self.model.alias!r} lacks {capability}, record it in DSX_MODELS_FILE: "
+                f"{transport.CAPABILITY_SETTINGS[capability]}")
+
+    def _attempt_once(self, phase: Phase, tools: list[dict[str, Any]], attempt: int) -> ChatResult:
         remaining = self._deadline - self._clock()
         if remaining <= 0:
             raise EngineError(TIMEOUT, f"Parameter timeout of {self.budgets.parameter_timeout_s:g}s reached.")
         timeout_s = min(self.budgets.call_timeout_s, remaining)
-        tool_choice = "required" if self.caps.tool_choice else None
+        tool_choice = "required" if self.caps.tool_choice and transport.TOOL_CHOICE not in self._without else None
         request_chars = self._request_chars()
         self.result.attempts += 1
         self.result.request_chars += request_chars
@@ -294,8 +324,15 @@ class AgentLoop:
             semconv.DSX_LLM_TOOL_REQUIRED: True,  # every turn must call a tool: the only answer is a submit
             semconv.DSX_LLM_REASONING_EXPECTED: self.caps.reasoning_expected,
             semconv.DSX_LLM_REQUEST_CHARS: request_chars,
+            semconv.GEN_AI_PROVIDER_NAME: self._endpoint.provider,
         }
-        name = semconv.chat_span_name(self.model.litellm_model)
+        if self._endpoint.address:
+            attributes[semconv.SERVER_ADDRESS] = self._endpoint.address
+        if self._endpoint.port:
+            attributes[semconv.SERVER_PORT] = self._endpoint.port
+        if self._without:
+            attributes[semconv.DSX_LLM_WITHOUT] = sorted(self._without)
+        name = semconv.chat_span_name(transport.requested_model_name(self.model))
         with self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes,
                                                record_exception=False, set_status_on_exception=False) as span:
             set_payload(span, scrub=redact_data_urls, input={
@@ -310,10 +347,16 @@ class AgentLoop:
             started = time.perf_counter()
             try:
                 response = self._chat(self.model, messages=self.messages, tools=tools, tool_choice=tool_choice,
-                                      timeout_s=timeout_s, max_tokens=self.caps.max_output_tokens)
+                                      timeout_s=timeout_s, max_tokens=self.caps.max_output_tokens,
+                                      identity=self.attributes, without=self._without)
             except ProviderCallError as exc:
                 self.result.llm_ms += (time.perf_counter() - started) * 1000
                 self._record_failure(span, exc)
+                rejected = self._rejected_capability(exc)
+                if rejected is not None:
+                    span.set_attribute(semconv.DSX_LLM_CAPABILITY_REJECTED, rejected)
+                    span.add_event("capability_rejected", {"capability": rejected,
+                                                           "hint": self._capability_hint(rejected)})
                 raise
             self.result.llm_ms += (time.perf_counter() - started) * 1000
             self._record_response(span, response)
@@ -329,6 +372,7 @@ class AgentLoop:
     def _record_failure(self, span: trace.Span, exc: ProviderCallError) -> None:
         span.set_attribute(semconv.DSX_LLM_OUTCOME, "error")
         span.set_attribute(semconv.DSX_LLM_ERROR_TYPE, exc.error_type)
+        span.set_attribute(semconv.ERROR_TYPE, exc.error_type)
         span.set_attribute(semconv.DSX_LLM_LATENCY_MS, exc.latency_ms)
         if exc.http_status is not None:
             span.set_attribute(semconv.DSX_HTTP_STATUS, exc.http_status)
@@ -356,6 +400,8 @@ class AgentLoop:
         })
         if response.response_model:
             span.set_attribute(semconv.GEN_AI_RESPONSE_MODEL, response.response_model)
+        if response.gateway:
+            span.set_attributes(response.gateway)
         set_payload(span, scrub=redact_data_urls, output={
             "content": response.content,
             "reasoning": response.reasoning,

@@ -61,3 +61,4 @@ class RunContext(BaseModel):
     parameter_id: int | None = None
     tenant: str = "default"
     role: str = "primary"  # primary | cross_check
+    rule_set_version: str | None = None  # the detector rules that will judge the answer (gateway spend rows)

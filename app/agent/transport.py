@@ -11,8 +11,12 @@ Provider quirks handled here and nowhere else:
 * ``response_format`` is never sent together with tools, even if a model's configuration carries one: on
   guided-decoding backends the schema becomes a token mask that can forbid the tool-call token, and the
   model then answers from memory with HTTP 200.
-* ``tool_choice="required"`` only where the provider supports it.
-* A LiteLLM proxy (``DSX_GATEWAY_URL`` + key) serves pass-through aliases as ``litellm_proxy/ALIAS``.
+* ``tool_choice="required"`` only where the provider supports it; a provider that rejects a capability dsx
+  assumed (``tool_choice``, reasoning parameters) is recognised by ``rejected_capability`` so the loop can retry
+  once without it.
+* A LiteLLM proxy (``DSX_GATEWAY_URL``) serves pass-through aliases as ``litellm_proxy/ALIAS``; what each call
+  tells it and what it reports back is ``app.agent.gateway``'s business.
+* Every call but the offline reader's carries the current span as a W3C ``traceparent`` header.
 * The offline reader is a LiteLLM custom provider registered on first use, so it crosses this exact path.
 """
 
@@ -24,13 +28,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map from the network
 
 import litellm  # noqa: E402
 
+from app.agent import gateway  # noqa: E402
 from app.agent.registry import ModelConfig  # noqa: E402
 from app.config import get_settings  # noqa: E402
+from app.dispatch import propagation, semconv  # noqa: E402
 
 litellm.suppress_debug_info = True
 
@@ -70,7 +77,14 @@ def capabilities(model: ModelConfig) -> Capabilities:
     deployment, e.g. a vLLM server started with a smaller context), then LiteLLM's model map, then
     conservative defaults."""
     configured = model.model_info
-    known = {} if model.is_offline else _litellm_info(model.litellm_model)
+    via_gateway = gateway.routes_through_gateway(model)
+    if model.is_offline:
+        known: dict[str, Any] = {}
+    elif via_gateway:
+        known = gateway.model_info(model.alias)
+    else:
+        known = _litellm_info(model.litellm_model)
+    known_source = "gateway" if via_gateway else "litellm"
     sources: dict[str, str] = {}
 
     def pick(name: str, config_keys: tuple[str, ...], litellm_keys: tuple[str, ...], default: Any) -> Any:
@@ -80,14 +94,15 @@ def capabilities(model: ModelConfig) -> Capabilities:
                 return configured[key]
         for key in litellm_keys:
             if known.get(key) is not None:
-                sources[name] = "litellm"
+                sources[name] = known_source
                 return known[key]
         sources[name] = "default"
         return default
 
     settings = get_settings()
     reasoning_configured = "reasoning_effort" in model.litellm_params or "thinking" in model.litellm_params
-    tool_choice_default = _supports_param(model, "tool_choice")
+    backing = ModelConfig(model.alias, {"model": known["litellm_model"]}) if known.get("litellm_model") else model
+    tool_choice_default = _supports_param(backing, "tool_choice")
     return Capabilities(
         context_window=int(pick("context_window", ("context_window", "max_input_tokens"), ("max_input_tokens",),
                                 DEFAULT_CONTEXT_WINDOW)),
@@ -107,6 +122,43 @@ def capabilities(model: ModelConfig) -> Capabilities:
         )),
         sources=sources,
     )
+
+
+def requested_model_name(model: ModelConfig) -> str:
+    """The model as requested, without a LiteLLM provider prefix: the alias for a gateway call,
+    ``gpt-4o`` for ``openai/gpt-4o`` (the span name carries it)."""
+    if gateway.routes_through_gateway(model):
+        return model.alias
+    return model.litellm_model.split("/", 1)[1] if "/" in model.litellm_model else model.litellm_model
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Who serves a model's calls, in GenAI semantic-convention terms."""
+
+    provider: str  # gen_ai.provider.name
+    address: str | None = None  # server.address
+    port: int | None = None  # server.port
+
+
+def endpoint(model: ModelConfig) -> Endpoint:
+    """The provider and server of ``model``'s calls (address and port only where an ``api_base`` or the
+    gateway URL names them)."""
+    if model.is_offline:
+        return Endpoint("dsx.offline")
+    if gateway.routes_through_gateway(model):
+        provider, base = "litellm_proxy", get_settings().gateway_url
+    else:
+        try:
+            provider = str(litellm.get_llm_provider(model.litellm_model)[1])
+        except Exception:  # noqa: BLE001 - a model string LiteLLM cannot place
+            provider = model.litellm_model.split("/", 1)[0] if "/" in model.litellm_model else "unknown"
+        base = model.litellm_params.get("api_base")
+    if not base:
+        return Endpoint(provider)
+    parsed = urlsplit(str(base))
+    port = parsed.port or {"https": 443, "http": 80}.get(parsed.scheme)
+    return Endpoint(provider, parsed.hostname, port)
 
 
 def _supports_param(model: ModelConfig, param: str) -> bool:
@@ -142,6 +194,7 @@ class ChatResult:
     response_model: str | None
     assistant_message: dict[str, Any]  # to append to the conversation
     raw: dict[str, Any]
+    gateway: dict[str, Any] = field(default_factory=dict)  # x-litellm-* headers as span attributes
 
     @property
     def outcome(self) -> str:
@@ -184,16 +237,40 @@ def _resolve_secret(value: Any) -> Any:
     return value
 
 
+# Capabilities a provider may reject, and the request parameters that assume each one.
+TOOL_CHOICE = "tool_choice"
+REASONING = "reasoning"
+_REASONING_PARAMS = ("reasoning_effort", "thinking", "reasoning")
+# Where an operator records that a model lacks the capability (DSX_MODELS_FILE).
+CAPABILITY_SETTINGS = {
+    TOOL_CHOICE: "model_info.supports_tool_choice: false",
+    REASONING: "no reasoning_effort/thinking in litellm_params (and model_info.reasoning: false)",
+}
+
+
 def call_arguments(model: ModelConfig, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                   tool_choice: str | None, timeout_s: float, max_tokens: int) -> dict[str, Any]:
-    """The keyword arguments of ``litellm.completion`` for one attempt (secrets resolved)."""
+                   tool_choice: str | None, timeout_s: float, max_tokens: int,
+                   identity: dict[str, Any] | None = None, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The keyword arguments of ``litellm.completion`` for one attempt (secrets resolved). ``identity`` is the
+    run's span identity (tenant, job, parameter, engine), ``without`` the capabilities to leave out."""
+    identity = identity or {}
     params = {k: _resolve_secret(v) for k, v in model.litellm_params.items()}
-    settings = get_settings()
-    if settings.gateway_url and not model.is_offline and set(params) <= {"model"}:
+    if gateway.routes_through_gateway(model):
         params["model"] = f"litellm_proxy/{model.alias}"
-        params["api_base"] = settings.gateway_url
-        if settings.gateway_key:
-            params["api_key"] = settings.gateway_key
+        params["api_base"] = get_settings().gateway_url
+        key = gateway.key_for(identity.get(semconv.DSX_TENANT))
+        if key:
+            params["api_key"] = key
+        params.update(gateway.request_fields(identity))
+    if not model.is_offline:
+        trace_headers = propagation.current_headers()
+        if trace_headers:
+            params["extra_headers"] = {**(params.get("extra_headers") or {}), **trace_headers}
+    if REASONING in without:
+        for name in _REASONING_PARAMS:
+            params.pop(name, None)
+    if TOOL_CHOICE in without:
+        tool_choice = None
     if tools:
         params.pop("response_format", None)
         params["tools"] = tools
@@ -202,6 +279,24 @@ def call_arguments(model: ModelConfig, *, messages: list[dict[str, Any]], tools:
     params.update(messages=messages, timeout=timeout_s, max_tokens=max_tokens, num_retries=0, max_retries=0,
                   stream=False)
     return params
+
+
+def rejected_capability(exc: ProviderCallError, *, tool_choice_sent: bool, reasoning_sent: bool) -> str | None:
+    """The capability a failed call was refused over, when the provider says so: an HTTP 400/422/500 whose
+    message names ``tool_choice`` (llama-cpp-python's function-calling format answers 500) or a reasoning
+    parameter that was sent."""
+    if exc.http_status not in (400, 422, 500):
+        return None
+    message = str(exc).lower()
+    if tool_choice_sent and "tool_choice" in message:
+        return TOOL_CHOICE
+    if reasoning_sent and any(word in message for word in ("reasoning", "thinking")):
+        return REASONING
+    return None
+
+
+def sends_reasoning_params(model: ModelConfig) -> bool:
+    return any(name in model.litellm_params for name in _REASONING_PARAMS)
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -250,7 +345,7 @@ def _cost(model: ModelConfig, response: Any, input_tokens: int, output_tokens: i
         return (input_tokens * float(info.get("input_cost_per_token") or 0)
                 + output_tokens * float(info.get("output_cost_per_token") or 0))
     hidden = getattr(response, "_hidden_params", {}) or {}
-    if hidden.get("response_cost") is not None:
+    if hidden.get("response_cost") is not None:  # a gateway's x-litellm-response-cost lands here too
         return float(hidden["response_cost"])
     try:
         return float(litellm.completion_cost(completion_response=response))
@@ -285,6 +380,7 @@ def parse_response(model: ModelConfig, response: Any, latency_ms: float) -> Chat
         raw = response.model_dump()
     except Exception:  # noqa: BLE001 - a custom provider's response object
         raw = {"repr": repr(response)}
+    hidden = getattr(response, "_hidden_params", None) or {}
     return ChatResult(
         http_status=200,
         finish_reasons=[str(c.finish_reason) for c in choices if getattr(c, "finish_reason", None)],
@@ -298,11 +394,13 @@ def parse_response(model: ModelConfig, response: Any, latency_ms: float) -> Chat
         response_model=getattr(response, "model", None),
         assistant_message=assistant,
         raw=raw,
+        gateway=gateway.response_attributes(hidden.get("additional_headers") if isinstance(hidden, dict) else None),
     )
 
 
 def chat(model: ModelConfig, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-         tool_choice: str | None, timeout_s: float, max_tokens: int) -> ChatResult:
+         tool_choice: str | None, timeout_s: float, max_tokens: int, identity: dict[str, Any] | None = None,
+         without: frozenset[str] = frozenset()) -> ChatResult:
     """One chat-completion attempt; raises ``ProviderCallError``."""
     if model.is_offline:
         try:
@@ -311,7 +409,7 @@ def chat(model: ModelConfig, *, messages: list[dict[str, Any]], tools: list[dict
             raise ProviderCallError(f"offline reader unavailable: {exc}", error_type="OfflineUnavailable",
                                     http_status=None, retryable=False) from exc
     kwargs = call_arguments(model, messages=messages, tools=tools, tool_choice=tool_choice,
-                            timeout_s=timeout_s, max_tokens=max_tokens)
+                            timeout_s=timeout_s, max_tokens=max_tokens, identity=identity, without=without)
     started = time.perf_counter()
     try:
         response = litellm.completion(**kwargs)

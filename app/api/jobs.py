@@ -17,6 +17,7 @@ from app.jobs.schemas import JobOut, JobPage
 from app.jobs.upload import JobUpload, read_job_upload
 from app.ratelimit import charge_upload
 from app.security import Principal, require_role
+from app.urls import public_path
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -61,7 +62,7 @@ async def submit_job(
     job, created = await run_in_threadpool(_admit, upload, idempotency_key, principal.tenant)
     if not created:
         response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
-    response.headers["Location"] = f"/v1/jobs/{job.job_id}"
+    response.headers["Location"] = public_path(request, f"/v1/jobs/{job.job_id}")
     return job
 
 

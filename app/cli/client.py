@@ -110,12 +110,16 @@ def _values(values: list[Any]) -> tuple[str, str, str]:
     return escape(numbers), escape(units), escape(conditions)
 
 
+def _cost(usd: float) -> str:
+    return f"${usd:.4f}"
+
+
 def print_job(job: Any) -> None:
     """Results table of a job, flag messages underneath."""
     done, total = job.progress
     title = f"job {job.job_id}: {_status(job.status)} — {escape(job.filename)} ({escape(job.model)})"
     table = Table(title=title, title_justify="left")
-    for column in ("parameter", "value", "unit", "conditions", "page", "conf.", "flags", "review"):
+    for column in ("parameter", "value", "unit", "conditions", "page", "conf.", "flags", "review", "cost"):
         table.add_column(column, overflow="fold")
     for row in job.results:
         if row.found and row.values:
@@ -127,8 +131,11 @@ def print_job(job: Any) -> None:
         if row.review is not None:
             review = f"{row.review.decision} ({escape(row.review.reviewer)})"
         table.add_row(escape(row.parameter), value, unit, conditions, str(row.source_page or ""),
-                      f"{row.confidence:.2f}" if row.confidence is not None else "", _flag_labels(row.flags), review)
+                      f"{row.confidence:.2f}" if row.confidence is not None else "", _flag_labels(row.flags), review,
+                      _cost(row.usage.cost_usd))
     console.print(table)
+    console.print(f"usage: {job.usage.input_tokens} input + {job.usage.output_tokens} output tokens, "
+                  f"{_cost(job.usage.cost_usd)}")
     for row in job.results:
         for flag in row.flags:
             style = _SEVERITY_STYLE.get(flag.severity, "white")

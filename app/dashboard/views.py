@@ -9,6 +9,7 @@ the waterfall geometry of a trace, and the source page drawn with the grounded q
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -30,7 +32,7 @@ from app.contracts import ExtractedValue
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
-from app.dispatch.service import build_tree, load_trace
+from app.dispatch.service import build_tree, load_run
 from app.documents import store
 from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
@@ -47,6 +49,7 @@ from app.review.decisions import (
 from app.review.models import Attribution, Grounding
 from app.security import KEY_COOKIE, Principal, require_role
 from app.tables.jobs import Extraction, Job, JobParameter
+from app.urls import internal_path, public_path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -93,7 +96,7 @@ def reviewer_page(request: Request) -> Principal:
     try:
         return _require_reviewer(request)
     except (Unauthorized, Forbidden) as exc:
-        target = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
+        target = internal_path(request, str(request.url.path)) + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(target if request.method == "GET" else "/review", exc.detail) from exc
 
 
@@ -390,7 +393,7 @@ def item_context(session: Session, principal: Principal, extraction_id: int, fil
     for attribution in session.scalars(select(Attribution).where(Attribution.extraction_id == extraction.id)):
         if attribution.span_id:
             attributions.setdefault(attribution.span_id, []).append(attribution)
-    spans = load_trace(session, extraction.trace_id) if extraction.trace_id else []
+    spans = load_run(session, extraction.trace_id, extraction.root_span_id) if extraction.trace_id else []
     history = decisions.list_decisions(session, tenant=principal.tenant, extraction_id=extraction.id,
                                        limit=_CHUNK).items
     return ItemContext(
@@ -448,8 +451,19 @@ def _top_severity(item: ReviewQueueItem) -> str:
     return "error" if "error" in ranked else ("warning" if ranked else "info")
 
 
+@pass_context
+def _url(context: Mapping[str, Any], path: str) -> str:
+    """A link in a template, under the gateway prefix (``DSX_ROOT_PATH``)."""
+    return public_path(context["request"], path)
+
+
+@pass_context
+def _static(context: Mapping[str, Any], name: str) -> str:
+    return public_path(context["request"], f"{STATIC_PATH}/{name}")
+
+
 templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty)
-templates.env.globals.update(static=lambda name: f"{STATIC_PATH}/{name}", top_severity=_top_severity,
+templates.env.globals.update(static=_static, url=_url, top_severity=_top_severity,
                              review_severities=REVIEW_SEVERITIES)
 
 
@@ -592,7 +606,7 @@ def decide(
                               form={**form, "decision": decision}, status_code=422)
     session.commit()  # visible to the next request (and the API) before the redirect is followed
     target = f"/review/items/{next_id}" if next_id else "/review"
-    response = RedirectResponse(target + filters.query(done=extraction_id), status_code=303)
+    response = RedirectResponse(public_path(request, target) + filters.query(done=extraction_id), status_code=303)
     if reviewer.strip() and get_settings().effective_auth_mode != "keys":
         response.set_cookie(REVIEWER_COOKIE, reviewer.strip(), max_age=180 * 86400, httponly=True, samesite="lax")
     return response
@@ -643,7 +657,7 @@ def span_payload(
 def login_page(request: Request, next_path: Annotated[str | None, Query(alias="next")] = None,
                reason: Annotated[str | None, Query(max_length=300)] = None) -> Response:
     if not _keys_mode():
-        return RedirectResponse(_safe_target(next_path), status_code=303)
+        return RedirectResponse(public_path(request, _safe_target(next_path)), status_code=303)
     return _page(request, "login.html", {"target": _safe_target(next_path), "error": reason})
 
 
@@ -657,7 +671,7 @@ def login(
     """Check a pasted API key once, then keep it in an HttpOnly, same-site cookie the API already accepts."""
     target = _safe_target(next_path)
     if not _keys_mode():
-        return RedirectResponse(target, status_code=303)
+        return RedirectResponse(public_path(request, target), status_code=303)
     row = lookup(session, key.strip()) if key.strip() else None
     if row is None:
         return _page(request, "login.html", {"target": target, "error": "This API key is unknown or revoked."},
@@ -667,7 +681,7 @@ def login(
         return _page(request, "login.html", {"target": target,
                                              "error": f"The key “{row.name}” lacks the reviewer role."},
                      status_code=403)
-    response = RedirectResponse(target, status_code=303)
+    response = RedirectResponse(public_path(request, target), status_code=303)
     # SameSite=strict: a page on another site cannot make the browser post a decision with this key.
     response.set_cookie(KEY_COOKIE, key.strip(), max_age=KEY_COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
@@ -675,15 +689,16 @@ def login(
 
 
 @router.post("/logout")
-def logout() -> Response:
-    response = RedirectResponse("/review/login", status_code=303)
+def logout(request: Request) -> Response:
+    response = RedirectResponse(public_path(request, "/review/login"), status_code=303)
     response.delete_cookie(KEY_COOKIE, path="/")
     return response
 
 
-def _login_redirect(_request: Request, exc: Exception) -> Response:
+def _login_redirect(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, LoginRequired)
-    return RedirectResponse(f"/review/login?{urlencode({'next': exc.target, 'reason': exc.reason})}",
+    query = urlencode({"next": exc.target, "reason": exc.reason})
+    return RedirectResponse(public_path(request, f"/review/login?{query}"),
                             status_code=303)
 
 

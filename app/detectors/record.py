@@ -48,6 +48,10 @@ class Call:
     tool_required: bool | None = None
     reasoning_present: bool | None = None
     reasoning_expected: bool | None = None
+    requested_model: str | None = None  # llm: the model the call asked for
+    response_model: str | None = None  # llm: the model the provider says answered
+    gateway_model_group: str | None = None  # llm: the gateway's model group that served it
+    gateway_fallbacks: int | None = None  # llm: fallbacks the gateway attempted
     input: Any = None
     output: Any = None
 
@@ -332,6 +336,9 @@ def _record_from_root(root: dict[str, Any], descendants: list[dict[str, Any]]) -
                 tool_required=_bool(a.get(sc.DSX_LLM_TOOL_REQUIRED)),
                 reasoning_present=_bool(a.get(sc.DSX_LLM_REASONING_PRESENT)),
                 reasoning_expected=_bool(a.get(sc.DSX_LLM_REASONING_EXPECTED)),
+                requested_model=a.get(sc.GEN_AI_REQUEST_MODEL) or a.get(sc.DSX_MODEL_ALIAS),
+                response_model=a.get(sc.GEN_AI_RESPONSE_MODEL), gateway_model_group=a.get(sc.DSX_GATEWAY_MODEL_GROUP),
+                gateway_fallbacks=_int(a.get(sc.DSX_GATEWAY_ATTEMPTED_FALLBACKS)),
             ))
     submission = None
     accepted = [c for c in calls if c.kind == "tool" and c.tool == sc.SUBMIT_TOOL and not c.failed]

@@ -8,12 +8,14 @@ needs says *not evaluable* (with the reason) instead of guessing: e.g. call orde
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.config import RuleSettings
+from app.detectors.config import RuleSettings, rule_settings
 from app.detectors.grounding import (
     PROVENANCE_MIN_FRAGMENTS,
     PROVENANCE_MIN_SHARE,
@@ -456,6 +458,45 @@ def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
         {**evidence, "kind": "value_mismatch", "value_indices": disagreeing}))
 
 
+def _model_name(name: str) -> str:
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def _answered_by_other_model(call: Call, aliases: set[str]) -> bool:
+    """Whether a turn was answered by another model than requested. Through a gateway its headers decide (a
+    fallback attempted, or another model group); directly, the response model must be the requested one or a
+    dated snapshot of it (``gpt-4o`` answered as ``gpt-4o-2024-08-06``)."""
+    if call.gateway_fallbacks:
+        return True
+    if call.gateway_model_group is not None:
+        return call.gateway_model_group not in aliases
+    if not call.response_model or not call.requested_model:
+        return False
+    return not _model_name(call.response_model).startswith(_model_name(call.requested_model))
+
+
+def _model_fallback(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.record is None:
+        return not_evaluable(rule, "no dispatch record was stored for this run")
+    if not ctx.record.has_call_detail:
+        return not_evaluable(rule, "the record has tool counts only, not per-turn models")
+    turns = [c for c in ctx.record.llm_calls if c.outcome != "error"]
+    if not any(c.response_model or c.gateway_model_group or c.gateway_fallbacks is not None for c in turns):
+        return not_evaluable(rule, "no turn recorded which model answered")
+    aliases = {a for c in turns for a in (c.requested_model, ctx.record.model) if a}
+    swapped = [c for c in turns if _answered_by_other_model(c, aliases)]
+    if not swapped:
+        return clean(rule)
+    answered = sorted({c.response_model or c.gateway_model_group or "?" for c in swapped})
+    return flag(rule, rule.finding(
+        ctx, f"{len(swapped)} of {len(turns)} turn(s) were answered by another model than requested "
+             f"({', '.join(answered)} for {ctx.record.model}): the gateway fell back, so the run mixed models and "
+             "the answer is not the requested model's.",
+        {"span_ids": _ids(swapped), "requested": ctx.record.model, "answered_by": answered,
+         "fallbacks": sum(c.gateway_fallbacks or 0 for c in swapped)},
+    ))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The rule table.
 
@@ -489,10 +530,22 @@ RULES: tuple[Rule, ...] = (
          _plausibility_rule("sentinel")),
     Rule("disagrees_with_reader", "1", Severity.warning,
          "The offline reader materially disagrees after unit normalisation.", _disagrees_with_reader),
+    Rule("model_fallback", "1", Severity.warning,
+         "A turn was answered by another model than the one requested (a gateway fallback).", _model_fallback),
 )
 
 DISPATCH_RULES = ("tool_bypass", "verification_skipped", "tool_read_failure", "no_tool_call_http_200",
-                  "reasoning_dropped", "tool_content_mismatch", "engine_error", "budget_exhausted")
+                  "reasoning_dropped", "tool_content_mismatch", "engine_error", "budget_exhausted", "model_fallback")
+
+
+def rule_set_version(settings: RuleSettings | None = None) -> str:
+    """A short fingerprint of the rules in force (each rule's name and version, and the operator's overrides):
+    two runs with the same value were judged by the same rules."""
+    overrides = {name: [o.enabled, o.severity.value if o.severity else None, dict(o.options)]
+                 for name, o in (settings or rule_settings()).overrides.items()}
+    table = [f"{rule.name}@{rule.version}" for rule in RULES]
+    digest = hashlib.sha256(json.dumps([table, overrides], sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:12]
 
 
 def evaluate(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[Verdict]:

@@ -13,6 +13,8 @@ SPAN_INVOKE_AGENT = "invoke_agent"  # one per (parameter, role): the whole run o
 SPAN_ROUTE = "route_engine"  # the engine decision and its reason
 SPAN_CHAT_PREFIX = "chat"  # "chat {model}": one per LLM call attempt
 SPAN_TOOL_PREFIX = "execute_tool"  # "execute_tool {tool}": one per tool call
+SPAN_EVALUATE = "evaluate_answer"  # the detectors' verdicts on a run, as gen_ai.evaluation.result events
+OPERATION_EVALUATE = "evaluate"
 
 
 def chat_span_name(model: str) -> str:
@@ -33,11 +35,24 @@ GEN_AI_FINISH_REASONS = "gen_ai.response.finish_reasons"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
 GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"  # openai | anthropic | litellm_proxy | dsx.offline | ...
+ERROR_TYPE = "error.type"  # the provider error class (or HTTP status) of a failed call
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+# Detector verdicts as GenAI evaluation events on the invoke_agent span.
+GEN_AI_EVALUATION_EVENT = "gen_ai.evaluation.result"
+GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+DSX_RULE_SEVERITY = "dsx.rule.severity"
+DSX_RULE_VERSION = "dsx.rule.version"
 
 # dsx attributes: identity.
 DSX_JOB_ID = "dsx.job_id"
 DSX_PARAMETER_ID = "dsx.parameter_id"
 DSX_TENANT = "dsx.tenant"
+DSX_RULE_SET_VERSION = "dsx.rule_set_version"
 DSX_ROLE = "dsx.role"  # primary | cross_check
 DSX_PHASE = "dsx.phase"  # extraction (production); evaluation adds e.g. "oracle"
 DSX_ENGINE = "dsx.engine"  # agentic | single-pass
@@ -72,6 +87,20 @@ DSX_LLM_ERROR_TYPE = "dsx.llm.error_type"  # provider error class, absent on suc
 DSX_LLM_OUTCOME = "dsx.llm.outcome"  # tool_call | text_only | empty | error
 DSX_LLM_REQUEST_CHARS = "dsx.llm.request_chars"  # characters of the messages sent on this call
 DSX_LLM_LATENCY_MS = "dsx.llm.latency_ms"  # provider round trip as seen by the client
+# A capability the provider rejected (tool_choice | reasoning): this attempt was retried once without it.
+DSX_LLM_CAPABILITY_REJECTED = "dsx.llm.capability_rejected"
+DSX_LLM_WITHOUT = "dsx.llm.without"  # capabilities left out of this attempt after a rejection
+
+# dsx attributes: what an LLM gateway (LiteLLM proxy) reported about a chat call (x-litellm-* headers).
+DSX_GATEWAY_MODEL_ID = "dsx.gateway.model_id"
+DSX_GATEWAY_MODEL_GROUP = "dsx.gateway.model_group"
+DSX_GATEWAY_API_BASE = "dsx.gateway.api_base"
+DSX_GATEWAY_ATTEMPTED_FALLBACKS = "dsx.gateway.attempted_fallbacks"
+DSX_GATEWAY_ATTEMPTED_RETRIES = "dsx.gateway.attempted_retries"
+DSX_GATEWAY_RESPONSE_COST = "dsx.gateway.response_cost_usd"
+DSX_GATEWAY_CALL_ID = "dsx.gateway.call_id"
+DSX_GATEWAY_OVERHEAD_MS = "dsx.gateway.overhead_ms"
+DSX_GATEWAY_RESPONSE_MS = "dsx.gateway.response_ms"
 
 # dsx attributes: execute_tool spans.
 DSX_TOOL_OUTCOME = "dsx.tool.outcome"  # ok | error | empty

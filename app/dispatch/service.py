@@ -18,9 +18,27 @@ from app.dispatch.models import SpanRecord
 
 
 def load_trace(session: Session, trace_id: str) -> list[SpanRecord]:
-    """Every stored span of one trace (one engine run for one parameter and role), by start time."""
+    """Every stored span of one trace, by start time."""
     query = select(SpanRecord).where(SpanRecord.trace_id == trace_id)
     return list(session.scalars(query.order_by(SpanRecord.start_ns, SpanRecord.id)))
+
+
+def load_run(session: Session, trace_id: str, root_span_id: str | None) -> list[SpanRecord]:
+    """The spans of one engine run: its root span and the root's descendants. A job's runs share the trace of
+    the request that submitted it, so a trace alone no longer names one run (without a root id: the trace)."""
+    spans = load_trace(session, trace_id)
+    if root_span_id is None:
+        return spans
+    children: dict[str | None, list[SpanRecord]] = {}
+    for span in spans:
+        children.setdefault(span.parent_span_id, []).append(span)
+    keep = {root_span_id}
+    stack = [root_span_id]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            keep.add(child.span_id)
+            stack.append(child.span_id)
+    return [span for span in spans if span.span_id in keep]
 
 
 def load_job_spans(session: Session, job_id: str, parameter_id: int | None = None) -> list[SpanRecord]:

@@ -47,11 +47,33 @@ def _metrics_processor() -> SpanProcessor | None:
     return MetricsSpanProcessor()
 
 
+def resource() -> Resource:
+    """The process's resource: ``OTEL_SERVICE_NAME``/``OTEL_RESOURCE_ATTRIBUTES`` when set (read by the SDK),
+    else service name ``dsx``."""
+    detected = Resource.create({"service.version": __version__})
+    if str(detected.attributes.get("service.name", "")).startswith("unknown_service"):
+        detected = detected.merge(Resource({"service.name": "dsx"}))
+    return detected
+
+
+def _otlp_processor() -> SpanProcessor | None:
+    settings = get_settings()
+    if not settings.otlp_endpoint:
+        return None
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    endpoint = settings.otlp_endpoint.rstrip("/")
+    if not endpoint.endswith("/v1/traces"):
+        endpoint += "/v1/traces"
+    exporter = TruncatingExporter(OTLPSpanExporter(endpoint=endpoint), settings.otlp_attribute_max_chars)
+    return BatchSpanProcessor(exporter)
+
+
 def build_provider() -> TracerProvider:
     """A provider wired to the database, the metrics and (optionally) OTLP."""
-    settings = get_settings()
     provider = TracerProvider(
-        resource=Resource.create({"service.name": "dsx", "service.version": __version__}),
+        resource=resource(),
         sampler=ALWAYS_ON,  # the record is evidence: never sampled, whatever OTEL_TRACES_SAMPLER says
         # Payloads ride on attributes until the database processor moves them out: no length limit here.
         span_limits=SpanLimits(max_span_attributes=256, max_attribute_length=SpanLimits.UNSET,
@@ -61,15 +83,20 @@ def build_provider() -> TracerProvider:
     metrics = _metrics_processor()
     if metrics is not None:
         provider.add_span_processor(metrics)
-    if settings.otlp_endpoint:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    otlp = _otlp_processor()
+    if otlp is not None:
+        provider.add_span_processor(otlp)
+    return provider
 
-        endpoint = settings.otlp_endpoint.rstrip("/")
-        if not endpoint.endswith("/v1/traces"):
-            endpoint += "/v1/traces"
-        exporter = TruncatingExporter(OTLPSpanExporter(endpoint=endpoint), settings.otlp_attribute_max_chars)
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+
+def build_http_provider() -> TracerProvider:
+    """The provider of the API's HTTP server spans: exported over OTLP when configured, never written to the
+    dispatch record (a poll is not evidence about a run). Without OTLP its spans still get real ids, which is
+    what the job carries to the worker so its runs continue the request's trace."""
+    provider = TracerProvider(resource=resource())  # honours an incoming sampled flag, unlike the record
+    otlp = _otlp_processor()
+    if otlp is not None:
+        provider.add_span_processor(otlp)
     return provider
 
 

@@ -18,6 +18,7 @@ from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
 from app.config import OFFLINE_MODEL, get_settings
 from app.db import session_scope
+from app.detectors.rules import rule_set_version
 from app.detectors.severity import Severity
 from app.dispatch import telemetry
 from app.documents import store
@@ -100,7 +101,8 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
                                    conditions=list(parameter.conditions or []), notes=parameter.notes)
         tenant = job.tenant if job else "default"
 
-    context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant)
+    context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant,
+                         rule_set_version=rule_set_version())
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
     cross = None
     if wants_cross_check(model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.flows import usage
 from app.flows.review import attribution_summary
 from app.jobs.schemas import (
     AttributionOut,
@@ -14,6 +15,7 @@ from app.jobs.schemas import (
     JobOut,
     ParameterResult,
     ParameterSpec,
+    UsageOut,
     ValueOut,
 )
 from app.jobs.service import latest_extractions
@@ -44,6 +46,7 @@ def job_out(session: Session, job: Job) -> JobOut:
             attributions.setdefault(a.extraction_id, []).append(
                 AttributionOut(span_id=a.span_id, category=a.category, charged_to=a.charged_to, detail=a.detail))
 
+    spent = usage.usage_by_parameter(session, job.id) if extraction_ids else {}
     results: list[ParameterResult] = []
     for parameter in job.parameters:
         extraction = extractions.get(parameter.id)
@@ -55,7 +58,7 @@ def job_out(session: Session, job: Job) -> JobOut:
         ]
         if extraction is None:
             results.append(ParameterResult(parameter=parameter.name, found=False, status=parameter.status,
-                                           flags=flags))
+                                           flags=flags, usage=spent.get(parameter.id, UsageOut())))
             continue
         decision = decisions.get(extraction.id)
         results.append(
@@ -78,6 +81,7 @@ def job_out(session: Session, job: Job) -> JobOut:
                 if decision else None,
                 grounding=groundings.get(extraction.id, []),
                 attributions=attributions.get(extraction.id, []),
+                usage=spent.get(parameter.id, UsageOut()),
             )
         )
     return JobOut(
@@ -99,6 +103,7 @@ def job_out(session: Session, job: Job) -> JobOut:
         ],
         results=results,
         attribution_summary=_attribution_summary(session, job.id) if extraction_ids else {},
+        usage=usage.total(list(spent.values())),
     )
 
 

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 from app.detectors import attribution as rubric
 from app.detectors.audit import audit
 from app.detectors.record import RunRecord, Submission, records_from_spans
-from app.dispatch.service import load_trace
+from app.dispatch import evaluations, semconv
+from app.dispatch.service import load_run
 from app.documents.index import DatasheetIndex
 from app.review.models import Attribution, Flag, Grounding
 from app.tables.jobs import Extraction, Job, JobParameter
@@ -35,7 +36,7 @@ def record_of(session: Session, extraction: Extraction) -> RunRecord | None:
     """The extraction's run rebuilt from its stored spans (``None`` when none were stored)."""
     if not extraction.trace_id:
         return None
-    spans = load_trace(session, extraction.trace_id)
+    spans = load_run(session, extraction.trace_id, extraction.root_span_id)
     if not spans:
         return None
     records = records_from_spans(spans, root_span_id=extraction.root_span_id)
@@ -65,6 +66,9 @@ def review_extraction(session: Session, *, job: Job, parameter: JobParameter, ex
         for f in result.findings
     ]
     session.add_all(flags)
+    evaluations.record_verdicts(trace_id=extraction.trace_id, root_span_id=extraction.root_span_id,
+                                verdicts=result.verdicts, identity={semconv.DSX_JOB_ID: job.id,
+                                                                    semconv.DSX_PARAMETER_ID: parameter.id})
     session.add_all(
         Grounding(extraction_id=extraction.id, value_index=g.value_index, outcome=g.outcome.value, method=g.method,
                   score=g.score, page=g.page, boxes=g.boxes, detail=g.detail)

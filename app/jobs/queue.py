@@ -12,6 +12,7 @@ from typing import Any
 from celery import Celery
 
 from app.config import get_settings
+from app.dispatch.propagation import job_message_headers
 from app.errors import ServiceUnavailable
 from app.jobs import sql_broker
 
@@ -63,7 +64,8 @@ def producer() -> Celery:
 
 def enqueue(job_id: str) -> None:
     try:
-        producer().send_task(RUN_JOB_TASK, args=[job_id], queue=QUEUE, retry=True,
+        # The submitting request's trace and ids travel with the message, so the worker continues that trace.
+        producer().send_task(RUN_JOB_TASK, args=[job_id], queue=QUEUE, retry=True, headers=job_message_headers(),
                              retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
     except Exception as exc:  # noqa: BLE001 - any broker failure is the same to the client
         raise ServiceUnavailable(f"The job queue is unavailable: {exc}", code="broker_unavailable",

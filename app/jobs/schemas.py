@@ -50,6 +50,16 @@ class AttributionOut(BaseModel):
     detail: str | None = None
 
 
+class UsageOut(BaseModel):
+    """Tokens and cost spent: the model calls of every run for a parameter (cross-check included), or a job's
+    sum. Cost is what the provider or gateway reported (``x-litellm-response-cost``) or LiteLLM's price map; 0
+    when neither knows."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
 class DecisionOut(BaseModel):
     decision: str
     reviewer: str
@@ -75,6 +85,7 @@ class ParameterResult(BaseModel):
     review: DecisionOut | None = None
     grounding: list[GroundingOut] = Field(default_factory=list)
     attributions: list[AttributionOut] = Field(default_factory=list)
+    usage: UsageOut = Field(default_factory=UsageOut)
 
 
 class JobOut(BaseModel):
@@ -93,6 +104,7 @@ class JobOut(BaseModel):
     parameters: list[ParameterSpec]
     results: list[ParameterResult] = Field(default_factory=list)
     attribution_summary: dict = Field(default_factory=dict)
+    usage: UsageOut = Field(default_factory=UsageOut)
 
 
 class JobPage(BaseModel):

@@ -49,6 +49,7 @@ from dsx_client.models import (
     Review,
     Span,
     Trace,
+    Usage,
     Value,
 )
 
@@ -90,6 +91,7 @@ __all__ = [
     "Span",
     "Trace",
     "UnknownModel",
+    "Usage",
     "Value",
     "WaitTimeout",
     "__version__",

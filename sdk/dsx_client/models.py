@@ -90,6 +90,15 @@ class Attribution(_Response):
     detail: str | None = None
 
 
+class Usage(_Response):
+    """Tokens and cost spent on a parameter (its runs, cross-check included) or a job (server schema
+    ``UsageOut``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
 class ParameterResult(_Response):
     parameter: str
     found: bool
@@ -107,6 +116,7 @@ class ParameterResult(_Response):
     review: Review | None = None
     grounding: list[Grounding] = Field(default_factory=list)
     attributions: list[Attribution] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class Job(_Response):
@@ -127,6 +137,7 @@ class Job(_Response):
     parameters: list[Parameter]
     results: list[ParameterResult] = Field(default_factory=list)
     attribution_summary: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
     @property
     def id(self) -> str:

@@ -24,6 +24,7 @@ from app.timeutil import utcnow
 from tests.support.dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 from tests.support.live import LiveServer, live_server
 from tests.support.paths import REPO_ROOT, datasheet
+from tests.support.prefix_proxy import HTTPPrefixProxy
 from tests.support.prerequisites import missing_prerequisite
 from tests.support.processes import wait_until
 from tests.support.scripted_llm import ScriptedLLM, submit
@@ -310,3 +311,42 @@ def test_job_flagged_by_the_pipeline_is_reviewed_in_the_browser(page, browser, t
 def _finished(server: LiveServer, job_id: str) -> dict | None:
     job = httpx.get(f"{server.base_url}/v1/jobs/{job_id}").json()
     return job if job["status"] not in ("queued", "running") else None
+
+
+@pytest.fixture
+def prefixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, datasheets_dir: Path) -> Iterator[HTTPPrefixProxy]:
+    """An API-only live server mounted under /dsx by a prefix-stripping gateway."""
+    _clean_environment(monkeypatch)
+    with live_server(tmp_path, worker=False, env={"DSX_ROOT_PATH": "/dsx"}) as live, _pointed_at(live, monkeypatch), \
+            HTTPPrefixProxy(live.base_url, "/dsx") as gateway:
+        yield gateway
+
+
+def test_the_dashboard_works_under_a_gateway_prefix(page, prefixed: HTTPPrefixProxy) -> None:  # noqa: ANN001
+    second = seed_flagged_run(parameter="Quiescent current", rule="tool_bypass", severity="error",
+                              quote_found=False, created_at=utcnow() - timedelta(hours=2))
+    first = seed_flagged_run()
+    root = f"{prefixed.base_url}/dsx"
+
+    page.goto(f"{root}/review")
+    assert page.locator("tr.queue-row").count() == 2
+    _row(page, first).locator("a.item-link").click()
+    page.wait_for_url(f"{root}/review/items/{first.extraction_id}")
+    page.wait_for_function("() => { const i = document.getElementById('page-image');"
+                           " return i.complete && i.naturalWidth > 0; }")
+    page.locator(f'a.span-link[data-span="{first.spans["submit"]}"]').click()
+    span = page.locator(f"details#span-{first.spans['submit']}")
+    assert first.quote in span.locator('[data-testid="span-payload"]').inner_text()  # htmx fragment, prefixed
+
+    page.fill('input[name="reviewer"]', "ana")
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")
+    page.wait_for_url(f"{root}/review/items/{second.extraction_id}?done={first.extraction_id}")
+    page.locator("a.brand").click()
+    page.wait_for_url(f"{root}/review")
+    assert page.locator("tr.queue-row").count() == 1
+
+    assert prefixed.outside == [], "the browser was sent outside the gateway's prefix"
+    assert all(url.startswith(root + "/") or url.startswith("data:") for url in page.requested), page.requested
+    assert not page.failed, page.failed
+    assert not page.console_errors, page.console_errors

@@ -14,6 +14,9 @@ Usage::
         ... run the agent ...
         llm.requests                        # every request received, in order (parsed JSON bodies)
 
+Standing in for a LiteLLM proxy, ``gateway_models`` is what ``GET .../model/info`` answers (entries of the
+proxy's ``data`` list) and ``always_headers`` go on every reply (``x-litellm-*``).
+
 Each request consumes the next scripted behaviour; when the script is exhausted the server answers
 500 ``script_exhausted`` so that a test that under-scripts fails loudly instead of hanging. A behaviour
 is a ``Behaviour`` (``status``, ``body``, ``headers``, ``delay_s``) or a callable taking the request
@@ -178,6 +181,9 @@ class ScriptedLLM:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._closing = threading.Event()
+        self.gateway_models: list[dict[str, Any]] = []
+        self.always_headers: dict[str, str] = {}
+        self.info_requests: list[ReceivedRequest] = []
 
     # -- scripting ---------------------------------------------------------------------------------
     def script(self, *behaviours: Script) -> ScriptedLLM:
@@ -262,6 +268,12 @@ def _handler_for(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            if self.path.rstrip("/").endswith("/model/info"):
+                with llm._lock:
+                    llm.info_requests.append(ReceivedRequest(self.path, {k.lower(): v for k, v in self.headers.items()},
+                                                             {}, time.time()))
+                self._send(200, {"data": llm.gateway_models}, {})
+                return
             self._send(200, {"object": "list", "data": [{"id": llm.model_name, "object": "model"}]}, {})
 
         def do_POST(self) -> None:  # noqa: N802
@@ -279,7 +291,7 @@ def _handler_for(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 llm._sleep(behaviour.delay_s)
             payload = behaviour.build(body) if behaviour.build else behaviour.body
             try:
-                self._send(behaviour.status, payload or {}, behaviour.headers)
+                self._send(behaviour.status, payload or {}, {**llm.always_headers, **behaviour.headers})
             except (BrokenPipeError, ConnectionResetError):
                 return  # the client gave up (a timeout): that is the point of a hang
 

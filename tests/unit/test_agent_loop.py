@@ -94,7 +94,7 @@ def test_proper_tool_calls_end_submitted_with_the_full_record(env, scripted_llm:
     assert [c.attributes[semconv.DSX_LLM_TURN] for c in chats] == [0, 1, 2]
     for chat in chats:
         a = chat.attributes
-        assert chat.name == "chat openai/scripted"
+        assert chat.name == "chat scripted"
         assert a[semconv.DSX_HTTP_STATUS] == 200 and a[semconv.DSX_LLM_OUTCOME] == "tool_call"
         assert a[semconv.DSX_LLM_TOOL_CALLS] == 1 and a[semconv.GEN_AI_FINISH_REASONS] == ["tool_calls"]
         assert a[semconv.GEN_AI_INPUT_TOKENS] == 100 and a[semconv.GEN_AI_OUTPUT_TOKENS] > 0
@@ -452,7 +452,7 @@ def test_the_offline_reader_crosses_the_same_transport_and_spans(env, tmp_path) 
                                     dispatcher=DocumentDispatcher(index))
     assert outcome.engine == "agentic" and outcome.error_code is None
     root, chats, tools = by_kind(spans_of(outcome))
-    assert chats and all(c.name == "chat offline/datasheet-reader" for c in chats)
+    assert chats and all(c.name == "chat datasheet-reader" for c in chats)
     assert all(c.attributes[semconv.DSX_HTTP_STATUS] == 200 for c in chats)
     assert tools[-1].attributes[semconv.GEN_AI_TOOL_NAME] == "submit_extraction"
     assert root.attributes[semconv.DSX_OUTCOME] == "submitted"

@@ -227,3 +227,26 @@ def test_collector_pipelines_use_defined_components() -> None:
         assert extension in config["extensions"]
     published = [port.split(":")[-1] for port in compose()["services"]["otel-collector"]["ports"]]
     assert "4318" in published
+
+
+def test_the_llm_gateway_is_opt_in_pinned_private_and_keyed() -> None:
+    services = compose()["services"]
+    proxy, database = services["litellm"], services["litellm-postgres"]
+    assert proxy["profiles"] == ["gateway"] and database["profiles"] == ["gateway"]
+    image, _, tag = proxy["image"].rpartition(":")
+    assert image and re.search(r"\d+\.\d+\.\d+", tag), f"{proxy['image']} is not pinned to a release"
+    assert "ports" not in proxy and "ports" not in database, "the gateway is published beyond the compose network"
+    assert proxy["environment"]["LITELLM_MASTER_KEY"] == "${LITELLM_MASTER_KEY:-}"  # no default key ...
+    assert 'test -n "$$LITELLM_MASTER_KEY"' in " ".join(proxy["entrypoint"])  # ... and none means no start
+    assert "@litellm-postgres:5432/" in proxy["environment"]["DATABASE_URL"]
+    assert proxy["depends_on"]["litellm-postgres"]["condition"] == "service_healthy"
+    config = yaml.safe_load((DEPLOY / "litellm" / "config.yaml").read_text())
+    assert volume_target(proxy["volumes"], "./deploy/litellm/config.yaml") == \
+        proxy["command"][proxy["command"].index("--config") + 1]
+    groups = {entry["model_name"] for entry in config["model_list"]}
+    for fallback in config["router_settings"]["fallbacks"]:
+        ((primary, targets),) = fallback.items()
+        assert primary in groups and set(targets) <= groups and primary not in targets
+    assert config["general_settings"]["database_url"] == "os.environ/DATABASE_URL"
+    for name in ("api", "worker"):
+        assert "DSX_GATEWAY_URL" in services[name]["environment"]

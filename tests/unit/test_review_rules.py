@@ -10,6 +10,7 @@ from app.detectors.config import RuleSettings
 from app.detectors.record import Submission, record_from_cell
 from app.detectors.rules import RULES, Context, evaluate
 from app.detectors.severity import Severity
+from app.dispatch import semconv as sc
 from tests.support.runs import ANSWER, RunBuilder
 
 
@@ -240,3 +241,39 @@ def test_tool_content_mismatch(dsx_env, tmp_path) -> None:  # noqa: ANN001
     assert finding.severity is Severity.error and len(finding.evidence["span_ids"]) == 2
     assert finding.evidence["share"] < 0.8
     assert not verdicts(RunBuilder().record(), document=document)["tool_content_mismatch"].evaluable
+
+
+def _answered_by(run: RunBuilder, **attributes: Any) -> None:
+    for span in run.spans:
+        if span["name"].startswith("chat "):
+            span["attributes"].update({sc.GEN_AI_REQUEST_MODEL: "openai/gpt-4o", **attributes})
+
+
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({sc.GEN_AI_RESPONSE_MODEL: "gpt-4o-2024-08-06"}, False),  # a dated snapshot of the requested model
+    ({sc.GEN_AI_RESPONSE_MODEL: "gpt-4o-mini"}, False),  # prefix-compatible names are not told apart by name
+    ({sc.GEN_AI_RESPONSE_MODEL: "claude-sonnet-4"}, True),
+    ({sc.DSX_GATEWAY_ATTEMPTED_FALLBACKS: 1, sc.GEN_AI_RESPONSE_MODEL: "gpt-4o"}, True),
+    ({sc.DSX_GATEWAY_ATTEMPTED_FALLBACKS: 0, sc.DSX_GATEWAY_MODEL_GROUP: "openai/gpt-4o"}, False),
+    ({sc.DSX_GATEWAY_ATTEMPTED_FALLBACKS: 0, sc.DSX_GATEWAY_MODEL_GROUP: "cheap-group"}, True),
+])
+def test_model_fallback_compares_the_answering_model_with_the_requested_one(attributes: dict, expected: bool) -> None:
+    run = RunBuilder().navigate("build_datasheet", "search_text")
+    run.submit()
+    _answered_by(run, **attributes)
+    assert ("model_fallback" in flagged(run.record())) is expected
+
+
+def test_model_fallback_is_not_evaluable_without_a_response_model() -> None:
+    run = RunBuilder().navigate("search_text")
+    run.submit()
+    verdict = verdicts(run.record())["model_fallback"]
+    assert not verdict.evaluable and "which model answered" in verdict.reason
+
+
+def test_rule_set_version_changes_with_the_overrides_in_force() -> None:
+    from app.detectors.rules import rule_set_version
+
+    default = rule_set_version(RuleSettings())
+    assert default == rule_set_version(RuleSettings()) and len(default) == 12
+    assert rule_set_version(RuleSettings.from_mapping({"model_fallback": {"enabled": False}})) != default

@@ -1,0 +1,1 @@
+"""Cross-cutting operational plumbing: log context, JSON logs, request ids, HTTP server spans."""
