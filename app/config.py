@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,6 +24,16 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./var")
     database_url: str | None = None
     broker_url: str | None = None
+
+    # Where uploaded PDFs live (app/blobs): "local" (this host's data dir), "database" (a table every host can
+    # read) or "s3" (any S3-compatible object store). Unset: local when embedded, the database in production.
+    blob_store: Literal["local", "database", "s3"] | None = None
+    s3_bucket: str | None = None
+    s3_prefix: str = "blobs/"
+    s3_endpoint_url: str | None = None  # MinIO, Ceph, moto...; unset for AWS itself
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None  # unset: boto3's usual chain (instance role, AWS_* variables)
+    s3_secret_access_key: str | None = None
 
     # Upload and request limits.
     max_upload_bytes: int = 50 * 1024 * 1024
@@ -101,6 +111,17 @@ class Settings(BaseSettings):
     @property
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
+
+    @property
+    def resolved_blob_store(self) -> str:
+        if self.blob_store:
+            return self.blob_store
+        return "local" if self.is_embedded else "database"
+
+    @property
+    def blob_cache_dir(self) -> Path:
+        """This host's copies of PDFs kept in a shared blob store (the tools and renderer need a file)."""
+        return self.data_dir / "blob-cache"
 
     @property
     def index_cache_dir(self) -> Path:

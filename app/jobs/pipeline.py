@@ -56,7 +56,7 @@ def run(job_id: str, owner: str | None = None) -> str:
 
     started = time.perf_counter()
     try:
-        index = open_index_limited(store.blob_path(sha256), sha256=sha256)
+        index = open_index_limited(store.local_path(sha256), sha256=sha256)
     except IndexBuildError as exc:
         return _fail(job_id, exc.code, str(exc), owner)
 
