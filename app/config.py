@@ -71,9 +71,11 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     max_deliveries: int = 3
-    job_lease_s: float = 120.0
+    job_lease_s: float = 60.0  # renewed every third of it while the job runs (app/jobs/heartbeat.py)
     requeue_after_s: float = 60.0
     sweep_interval_s: float = 15.0
+    # On SIGTERM, how long running jobs may go on before the worker stops (keep below the pod's grace period).
+    worker_soft_shutdown_s: float = 600.0
 
     # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
     review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -22,7 +22,7 @@ from app.dispatch import telemetry
 from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
-from app.jobs import leases
+from app.jobs import heartbeat, leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
 from app.review import service as review
@@ -33,8 +33,13 @@ log = logging.getLogger(__name__)
 
 def run(job_id: str, owner: str | None = None) -> str:
     """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status."""
-    settings = get_settings()
     owner = owner or leases.worker_identity()
+    with heartbeat.renewing(job_id, owner):
+        return _run(job_id, owner)
+
+
+def _run(job_id: str, owner: str) -> str:
+    settings = get_settings()
     with session_scope() as session:
         job = get_job(session, job_id)
         status = JobStatus(job.status)
