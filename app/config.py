@@ -76,6 +76,7 @@ class Settings(BaseSettings):
     sweep_interval_s: float = 15.0
     # On SIGTERM, how long running jobs may go on before the worker stops (keep below the pod's grace period).
     worker_soft_shutdown_s: float = 600.0
+    fair_scheduling: bool = True  # share workers equally between tenants (app/jobs/fairness.py)
 
     # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
     review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)

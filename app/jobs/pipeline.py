@@ -22,7 +22,7 @@ from app.dispatch import telemetry
 from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
-from app.jobs import heartbeat, leases
+from app.jobs import fairness, heartbeat, leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
 from app.review import service as review
@@ -76,6 +76,8 @@ def _run(job_id: str, owner: str) -> str:
         for parameter_id in parameter_ids:
             if _cancelled(job_id):
                 return JobStatus.cancelled.value
+            if parameter_id != parameter_ids[0] and fairness.should_yield(job_id):
+                return fairness.yield_job(job_id, owner)
             _run_parameter(job_id, parameter_id, index, model, engine_choice)
             with session_scope() as session:
                 leases.renew(session, job_id, owner)
