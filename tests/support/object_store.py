@@ -39,7 +39,7 @@ class ObjectStore:
         return boto3.client("s3", endpoint_url=self.endpoint_url, region_name=REGION,
                             aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
 
-    def keys(self) -> list[str]:
+    def object_keys(self) -> list[str]:
         listing = self.client().list_objects_v2(Bucket=self.bucket)
         return [item["Key"] for item in listing.get("Contents", [])]
 
