@@ -95,6 +95,13 @@ def test_workers_scale_on_the_celery_queue_and_get_time_to_finish() -> None:
     assert f"{trigger['metadata']['address']}/{trigger['metadata']['databaseIndex']}" == broker
     soft_shutdown = float(settings["DSX_WORKER_SOFT_SHUTDOWN_S"])
     assert pod_spec(one("Deployment", "dsx-worker"))["terminationGracePeriodSeconds"] > soft_shutdown
+    # SIGTERM must start Celery's soft shutdown (a plain warm shutdown is cut by the SIGKILL with no requeue).
+    (container,) = pod_spec(one("Deployment", "dsx-worker"))["containers"]
+    assert {"name": "REMAP_SIGTERM", "value": "SIGQUIT"} in container["env"]
+    compose_worker = compose()["services"]["worker"]
+    assert compose_worker["environment"]["REMAP_SIGTERM"] == "SIGQUIT"
+    minutes = int(compose_worker["stop_grace_period"].removesuffix("m"))
+    assert minutes * 60 > soft_shutdown
 
 
 def test_settings_are_known_and_in_step_with_compose() -> None:
