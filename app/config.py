@@ -141,7 +141,8 @@ class Settings(BaseSettings):
         return self.database_url is None or self.database_url.startswith("sqlite")
 
     def ensure_dirs(self) -> None:
-        for path in (self.data_dir, self.blob_dir, self.index_cache_dir, self.metrics_dir):
+        blob_dir = self.blob_dir if self.resolved_blob_store == "local" else None
+        for path in (self.data_dir, blob_dir, self.index_cache_dir, self.metrics_dir):
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
 
