@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 OFFLINE_MODEL = "offline/datasheet-reader"
@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     server: str | None = None
     api_key: str | None = None
     client_config: Path = Path("~/.config/dsx/config.toml")
+
+    @model_validator(mode="after")
+    def _s3_needs_a_bucket(self) -> Settings:
+        if self.blob_store == "s3" and not self.s3_bucket:
+            raise ValueError("DSX_BLOB_STORE=s3 needs DSX_S3_BUCKET (the bucket that holds the uploaded PDFs).")
+        return self
 
     @property
     def resolved_database_url(self) -> str:

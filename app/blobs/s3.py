@@ -22,8 +22,7 @@ class S3BlobStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> S3BlobStore:
-        if not settings.s3_bucket:
-            raise ValueError("DSX_BLOB_STORE=s3 needs DSX_S3_BUCKET.")
+        assert settings.s3_bucket, "Settings validation requires a bucket for the s3 store"
         client = boto3.client(
             "s3",
             endpoint_url=settings.s3_endpoint_url,

@@ -40,10 +40,6 @@ def put(session: Session, data: bytes, page_count: int) -> Blob:
     return session.get(Blob, digest)
 
 
-def read(sha256: str) -> bytes:
-    return blob_store().get(sha256)
-
-
 def local_path(sha256: str) -> Path:
     """A file on this host holding the PDF: the local store's own file, or this host's cached copy of a shared
     store's blob (fetched on first use). The path does not exist when no store holds the PDF."""

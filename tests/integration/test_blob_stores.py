@@ -79,3 +79,11 @@ def test_job_runs_with_its_pdf_only_in_the_store(configured: Settings) -> None:
         assert local_files == []
     assert pipeline.run(job_id) in ("done", "needs_review")
     assert store.local_path(store.sha256_of(data)).read_bytes() == data
+
+
+def test_an_s3_store_without_a_bucket_is_refused_when_settings_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="DSX_S3_BUCKET"):
+        Settings(blob_store="s3")
+    assert Settings(blob_store="s3", s3_bucket="pdfs").resolved_blob_store == "s3"
