@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 OFFLINE_MODEL = "offline/datasheet-reader"
@@ -24,6 +24,16 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./var")
     database_url: str | None = None
     broker_url: str | None = None
+
+    # Where uploaded PDFs live (app/blobs): "local" (this host's data dir), "database" (a table every host can
+    # read) or "s3" (any S3-compatible object store). Unset: local when embedded, the database in production.
+    blob_store: Literal["local", "database", "s3"] | None = None
+    s3_bucket: str | None = None
+    s3_prefix: str = "blobs/"
+    s3_endpoint_url: str | None = None  # MinIO, Ceph, moto...; unset for AWS itself
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None  # unset: boto3's usual chain (instance role, AWS_* variables)
+    s3_secret_access_key: str | None = None
 
     # Upload and request limits.
     max_upload_bytes: int = 50 * 1024 * 1024
@@ -67,9 +77,12 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     max_deliveries: int = 3
-    job_lease_s: float = 120.0
+    job_lease_s: float = 60.0  # renewed every third of it while the job runs (app/jobs/heartbeat.py)
     requeue_after_s: float = 60.0
     sweep_interval_s: float = 15.0
+    # On SIGTERM, how long running jobs may go on before the worker stops (keep below the pod's grace period).
+    worker_soft_shutdown_s: float = 600.0
+    fair_scheduling: bool = True  # share workers equally between tenants (app/jobs/fairness.py)
 
     # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
     review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -102,6 +115,12 @@ class Settings(BaseSettings):
     api_key: str | None = None
     client_config: Path = Path("~/.config/dsx/config.toml")
 
+    @model_validator(mode="after")
+    def _s3_needs_a_bucket(self) -> Settings:
+        if self.blob_store == "s3" and not self.s3_bucket:
+            raise ValueError("DSX_BLOB_STORE=s3 needs DSX_S3_BUCKET (the bucket that holds the uploaded PDFs).")
+        return self
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -119,6 +138,17 @@ class Settings(BaseSettings):
         return self.data_dir / "blobs"
 
     @property
+    def resolved_blob_store(self) -> str:
+        if self.blob_store:
+            return self.blob_store
+        return "local" if self.is_embedded else "database"
+
+    @property
+    def blob_cache_dir(self) -> Path:
+        """This host's copies of PDFs kept in a shared blob store (the tools and renderer need a file)."""
+        return self.data_dir / "blob-cache"
+
+    @property
     def index_cache_dir(self) -> Path:
         return self.data_dir / "index-cache"
 
@@ -133,7 +163,8 @@ class Settings(BaseSettings):
         return self.database_url is None or self.database_url.startswith("sqlite")
 
     def ensure_dirs(self) -> None:
-        for path in (self.data_dir, self.blob_dir, self.index_cache_dir, self.metrics_dir):
+        blob_dir = self.blob_dir if self.resolved_blob_store == "local" else None
+        for path in (self.data_dir, blob_dir, self.index_cache_dir, self.metrics_dir):
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
 

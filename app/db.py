@@ -93,3 +93,12 @@ def reset_engines() -> None:
     for engine in _engines.values():
         engine.dispose()
     _engines.clear()
+
+
+def dialect_insert(session: Session):  # noqa: ANN201 - the dialect's own Insert construct
+    """The ``insert`` of the session's dialect, for ``on_conflict_do_nothing`` (Postgres and SQLite)."""
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert

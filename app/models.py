@@ -1,6 +1,7 @@
 """Import every ORM module once, so metadata (Alembic, create_all) sees all tables."""
 
 from app.auth_models import ApiKey
+from app.blobs.models import BlobContent
 from app.db import Base
 from app.dispatch.models import SpanRecord
 from app.documents.models import Blob
@@ -12,6 +13,7 @@ __all__ = [
     "Attribution",
     "Base",
     "Blob",
+    "BlobContent",
     "Decision",
     "Extraction",
     "Flag",

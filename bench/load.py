@@ -17,6 +17,16 @@ queue for database connections instead of stalling the API; ``--concurrency 40``
     .venv/bin/python bench/load.py [--jobs 500] [--concurrency 40] [--workers 2]
                                    [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
                                    [--redis redis://127.0.0.1:6379/13] [--json out.json]
+
+``--tenants 2``: fairness between tenants (app/jobs/fairness.py). Tenant B submits one job of
+``--b-parameters`` parameters on an idle stack, then tenant A floods ``--flood-parameters`` parameters (jobs of
+100) and B submits the same job again once A holds the workers. Printed: B's time to its first answered parameter
+and to done, unloaded and under the flood, and the ratio (the goal is B done within 2x of unloaded). ``--fifo``
+runs the same with fair scheduling off, as the peer (use a smaller flood: B then waits for A's jobs ahead of it).
+
+``--scaling 1,2,4``: jobs/s end to end for each worker count (a fresh stack each, ``--jobs`` jobs), and the ratio
+to one worker. Meant for ``--postgres`` + ``--redis``; on a 2-core machine the ceiling is the CPU, shared by the
+API, the workers, Postgres and Redis, so more than two worker processes mostly queue for it.
 """
 
 from __future__ import annotations
@@ -101,8 +111,10 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
     """``dsx serve`` on a free port; yields its base URL once /readyz answers; stops its process group."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
-    env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "DSX_AUTH_MODE": "open",
-                "DSX_RATE_LIMIT_PER_MINUTE": "0", "PYTHONUNBUFFERED": "1"})
+    env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "DSX_AUTH_MODE": "keys" if args.tenants > 1 else "open",
+                "DSX_RATE_LIMIT_PER_MINUTE": "0", "PYTHONUNBUFFERED": "1",
+                "DSX_FAIR_SCHEDULING": "false" if args.fifo else "true"})
     if args.database_url:
         env.update({"DSX_DATABASE_URL": args.database_url, "DSX_ALLOW_OPEN_IN_PRODUCTION": "true"})
     if args.redis:
@@ -125,6 +137,7 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError("dsx serve not ready after 120 s")
             time.sleep(0.3)
+        args.keys = {tenant: issue_key(env, tenant) for tenant in ("A", "B")} if args.tenants > 1 else {}
         yield base
     finally:
         if process.poll() is None:
@@ -212,6 +225,73 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def issue_key(env: dict[str, str], tenant: str) -> str:
+    output = subprocess.run([sys.executable, "-m", "app.cli", "admin", "create-key", "--tenant", tenant,
+                             "--role", "submitter", "--name", f"bench-{tenant}", "--json"], cwd=REPO, env=env,
+                            capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])["key"]
+
+
+FLOOD_JOB_PARAMETERS = 100  # the per-job cap (DSX_MAX_PARAMETERS)
+B_NAMES = ["Supply voltage", "Quiescent current", "Dropout voltage"]
+
+
+def _parameters(count: int) -> str:
+    return json.dumps([{"name": B_NAMES[i % len(B_NAMES)], "notes": f"row {i}"} for i in range(count)])
+
+
+async def time_one_job(client: httpx.AsyncClient, key: str, pdf: bytes, parameters: int) -> dict[str, float]:
+    """Submit one job as the key's tenant; seconds to its first answered parameter and to a terminal state."""
+    headers = {"Authorization": f"Bearer {key}"}
+    started = time.monotonic()
+    response = await client.post("/v1/jobs", headers=headers, data={"parameters": _parameters(parameters)},
+                                 files={"file": ("b.pdf", pdf, "application/pdf")})
+    response.raise_for_status()
+    job_id = response.json()["job_id"]
+    first = None
+    while True:
+        job = (await client.get(f"/v1/jobs/{job_id}", headers=headers)).json()
+        now = time.monotonic() - started
+        if first is None and any(r["status"] == "done" for r in job["results"]):
+            first = now
+        if job["status"] in TERMINAL:
+            return {"first_result_s": round(first if first is not None else now, 2), "done_s": round(now, 2),
+                    "status": job["status"]}
+        await asyncio.sleep(0.1)
+
+
+async def run_tenants(base: str, args: argparse.Namespace) -> dict[str, Any]:
+    pdf = datasheet()
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        # Warm-up: the index of the datasheet and the worker's imports are then paid for in both runs alike.
+        await time_one_job(client, args.keys["B"], pdf, 1)
+        unloaded = await time_one_job(client, args.keys["B"], pdf, args.b_parameters)
+        flood_headers = {"Authorization": f"Bearer {args.keys['A']}"}
+        sizes = [FLOOD_JOB_PARAMETERS] * (args.flood_parameters // FLOOD_JOB_PARAMETERS)
+        flood_ids = []
+        for size in sizes:
+            response = await client.post("/v1/jobs", headers=flood_headers, data={"parameters": _parameters(size)},
+                                         files={"file": ("a.pdf", pdf, "application/pdf")})
+            response.raise_for_status()
+            flood_ids.append(response.json()["job_id"])
+
+        async def running() -> int:
+            page = (await client.get("/v1/jobs", headers=flood_headers,
+                                     params={"status": "running", "limit": 1})).json()
+            return int(page["total"])
+
+        deadline = time.monotonic() + 60
+        while await running() < min(args.workers, len(flood_ids)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        flooded = await time_one_job(client, args.keys["B"], pdf, args.b_parameters)
+        for job_id in flood_ids:  # the flood has made its point; do not wait for it
+            await client.post(f"/v1/jobs/{job_id}/cancel", headers=flood_headers)
+    return {"workers": args.workers, "flood_parameters": sum(sizes), "b_parameters": args.b_parameters,
+            "unloaded": unloaded, "flooded": flooded,
+            "done_ratio": round(flooded["done_s"] / unloaded["done_s"], 2),
+            "first_result_ratio": round(flooded["first_result_s"] / unloaded["first_result_s"], 2)}
+
+
 def _summary(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "p50": round(1000 * percentile(values, 50), 1),
             "p99": round(1000 * percentile(values, 99), 1),
@@ -233,10 +313,21 @@ def main() -> int:
     parser.add_argument("--poll-interval", type=float, default=1.0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--log", type=Path, help="keep the server's log here")
+    parser.add_argument("--tenants", type=int, default=1, choices=(1, 2),
+                        help="2: measure tenant B's latency under tenant A's flood instead")
+    parser.add_argument("--flood-parameters", type=int, default=1000)
+    parser.add_argument("--b-parameters", type=int, default=3)
+    parser.add_argument("--fifo", action="store_true",
+                        help="switch fair scheduling off (the peer: one first-come queue for every tenant)")
+    parser.add_argument("--scaling", help="comma-separated worker counts, e.g. 1,2,4: jobs/s for each")
     args = parser.parse_args()
     args.database_url = None
     # A SIGTERM (a CI timeout, a Ctrl-C from a wrapper) must still stop the stack this benchmark started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.tenants > 1:
+        return report_tenants(with_stack(args, run_tenants), args)
+    if args.scaling:
+        return report_scaling(args)
 
     with tempfile.TemporaryDirectory(prefix="dsx-bench-load-") as tmp:
         data_dir = Path(tmp)
@@ -268,6 +359,55 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0 if figures["nothing_lost"] else 1
+
+
+def with_stack(args: argparse.Namespace, measure: Any) -> dict[str, Any]:
+    """Run ``measure(base, args)`` against a fresh stack (a throwaway database when ``--postgres``)."""
+    with tempfile.TemporaryDirectory(prefix="dsx-bench-load-") as tmp:
+        data_dir = Path(tmp)
+        try:
+            if args.postgres:
+                with throwaway_database(args.postgres) as url:
+                    args.database_url = url
+                    with stack(args, data_dir) as base:
+                        return asyncio.run(measure(base, args))
+            with stack(args, data_dir) as base:
+                return asyncio.run(measure(base, args))
+        finally:
+            if args.log and (data_dir / "serve.log").exists():
+                args.log.write_bytes((data_dir / "serve.log").read_bytes())
+
+
+def report_tenants(figures: dict[str, Any], args: argparse.Namespace) -> int:
+    unloaded, flooded = figures["unloaded"], figures["flooded"]
+    print(f"fairness: tenant A floods {figures['flood_parameters']} parameters, tenant B submits one job of "
+          f"{figures['b_parameters']}; {figures['workers']} worker(s), offline model, "
+          f"{'first come first served (--fifo)' if args.fifo else 'fair scheduling'}")
+    print(f"  B unloaded:     first result {unloaded['first_result_s']:>7.2f} s   done {unloaded['done_s']:>7.2f} s")
+    print(f"  B under flood:  first result {flooded['first_result_s']:>7.2f} s   done {flooded['done_s']:>7.2f} s")
+    print(f"  ratio (flood / unloaded): first result {figures['first_result_ratio']}x   done {figures['done_ratio']}x"
+          f"   (goal: done within 2x)")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0 if flooded["status"] in ("done", "needs_review") else 1
+
+
+def report_scaling(args: argparse.Namespace) -> int:
+    rows = []
+    for workers in (int(n) for n in args.scaling.split(",")):
+        args.workers = workers
+        figures = with_stack(args, run_load)
+        rows.append(figures)
+    base_rate = rows[0]["completed_per_s"]
+    print(f"scaling: {args.jobs} jobs end to end, {rows[0]['backend']}, offline model, {os.cpu_count()} CPU(s)")
+    for figures in rows:
+        print(f"  {figures['workers']} worker process(es): {figures['completed_per_s']:>6.2f} jobs/s   "
+              f"x{figures['completed_per_s'] / base_rate:.2f} of one   nothing lost: {figures['nothing_lost']}")
+    print("  limit: every process (API, workers, index-build children, Postgres, Redis) shares the same cores; "
+          "past one worker per core the workers wait for CPU, not for jobs")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0 if all(f["nothing_lost"] for f in rows) else 1
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ import threading
 from celery import Celery
 from celery.signals import setup_logging, worker_process_init, worker_ready, worker_shutdown
 
+from app.jobs.limits import worker_config
 from app.jobs.queue import QUEUE, celery_config
 
 celery_app = Celery("dsx", include=["workers.tasks"])
 celery_app.conf.update(celery_config())
+celery_app.conf.update(worker_config())
 celery_app.conf.task_queues = None
 celery_app.conf.task_default_queue = QUEUE
 

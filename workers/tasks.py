@@ -6,6 +6,7 @@ from typing import Any
 
 from app.dispatch import propagation
 from app.flows import extraction as extraction_flow
+from app.jobs import fairness, leases, limits
 from app.jobs.queue import RUN_JOB_TASK
 from app.observability import context as log_context
 from workers.celery_app import celery_app
@@ -15,7 +16,13 @@ from workers.celery_app import celery_app
 def run_job(self: Any, job_id: str) -> str:
     headers = {name: self.request.get(name) for name in
                (*propagation.TRACE_HEADERS, propagation.REQUEST_ID_HEADER, propagation.TENANT_HEADER)}
-    parent = propagation.extract(headers)
-    with log_context.bound(job_id=job_id, request_id=headers[propagation.REQUEST_ID_HEADER],
-                           tenant=headers[propagation.TENANT_HEADER]), propagation.runs_continue(parent):
-        return extraction_flow.run(job_id)
+    owner = leases.worker_identity()
+    claimed = fairness.claim_next(job_id, owner)
+    # A message is a wake-up: the job it names continues its request's trace; another tenant's job taken in its
+    # place (fair scheduling) starts a trace of its own rather than borrow a stranger's request.
+    own = claimed == job_id
+    parent = propagation.extract(headers) if own else None
+    with log_context.bound(job_id=claimed, request_id=headers[propagation.REQUEST_ID_HEADER] if own else None,
+                           tenant=headers[propagation.TENANT_HEADER] if own else None), \
+            propagation.runs_continue(parent):
+        return limits.run_within_limits(claimed, owner, lambda: extraction_flow.run(claimed, owner))

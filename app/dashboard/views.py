@@ -329,7 +329,7 @@ def _grounded_boxes(groundings: list[Grounding], page: int) -> list[list[float]]
 
 
 def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -> SourceView:
-    path = store.blob_path(job.blob_sha256)
+    path = store.local_path(job.blob_sha256)
     if not path.exists():
         return SourceView("no_document", None, 0, [], groundings)
     with pymupdf.open(path) as document:
@@ -631,7 +631,7 @@ def page_image(
     number = page or view.page
     if number is None or not 1 <= number <= view.page_count:
         raise NotFound(f"The datasheet has no page {number} (it has {view.page_count}).", code="page_not_found")
-    png, _, _ = render_png(store.blob_path(job.blob_sha256), number, boxes=_grounded_boxes(groundings, number),
+    png, _, _ = render_png(store.local_path(job.blob_sha256), number, boxes=_grounded_boxes(groundings, number),
                            dpi=dpi)
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
 

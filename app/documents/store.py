@@ -1,21 +1,25 @@
-"""Content-addressed PDF storage: bytes on disk under ``blobs/ab/cdef…``, one row per sha256."""
+"""Content-addressed PDF storage: one ``blobs`` row per sha256, the bytes in the configured blob store
+(app/blobs), and a per-host copy on disk for the readers that need a file (index build, page render)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from app.blobs import BlobNotFound, blob_store
+from app.blobs.local import LocalBlobStore, write_atomically
 from app.config import get_settings
+from app.db import dialect_insert
 from app.documents.models import Blob
 from app.timeutil import utcnow
 
 
 def blob_path(sha256: str) -> Path:
-    return get_settings().blob_dir / sha256[:2] / f"{sha256}.pdf"
+    """Where the local store keeps a PDF (the embedded default's one copy)."""
+    return LocalBlobStore(get_settings().blob_dir).path(sha256)
 
 
 def sha256_of(data: bytes) -> str:
@@ -23,17 +27,12 @@ def sha256_of(data: bytes) -> str:
 
 
 def put(session: Session, data: bytes, page_count: int) -> Blob:
-    """Store ``data`` once (atomic rename), and its row once. Returns the row."""
+    """Store ``data`` once, and its row once. Returns the row. The bytes are stored before the row is written,
+    so a row (and the job naming it) never points at bytes no host can read."""
     digest = sha256_of(data)
-    path = blob_path(digest)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+    blob_store().put(digest, data)
     # Insert-or-ignore: two uploads of the same PDF at once must both succeed and share the row.
-    insert = _dialect_insert(session)
+    insert = dialect_insert(session)
     session.execute(
         insert(Blob).values(sha256=digest, size_bytes=len(data), page_count=page_count, created_at=utcnow())
         .on_conflict_do_nothing(index_elements=["sha256"])
@@ -41,13 +40,14 @@ def put(session: Session, data: bytes, page_count: int) -> Blob:
     return session.get(Blob, digest)
 
 
-def _dialect_insert(session: Session):  # noqa: ANN202
-    if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
-
-
-def read(sha256: str) -> bytes:
-    return blob_path(sha256).read_bytes()
+def local_path(sha256: str) -> Path:
+    """A file on this host holding the PDF: the local store's own file, or this host's cached copy of a shared
+    store's blob (fetched on first use). The path does not exist when no store holds the PDF."""
+    settings = get_settings()
+    if settings.resolved_blob_store == "local":
+        return blob_path(sha256)
+    path = settings.blob_cache_dir / sha256[:2] / f"{sha256}.pdf"
+    if not path.is_file():
+        with contextlib.suppress(BlobNotFound):
+            write_atomically(path, blob_store().get(sha256))
+    return path

@@ -25,7 +25,7 @@ from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
 from app.flows import review
-from app.jobs import leases
+from app.jobs import fairness, heartbeat, leases
 from app.jobs.service import get_job, transition
 from app.review.models import Flag
 from app.tables.jobs import Extraction, Job, JobParameter, JobStatus
@@ -35,8 +35,13 @@ log = logging.getLogger(__name__)
 
 def run(job_id: str, owner: str | None = None) -> str:
     """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status."""
-    settings = get_settings()
     owner = owner or leases.worker_identity()
+    with heartbeat.renewing(job_id, owner):
+        return _run(job_id, owner)
+
+
+def _run(job_id: str, owner: str) -> str:
+    settings = get_settings()
     with session_scope() as session:
         job = get_job(session, job_id)
         status = JobStatus(job.status)
@@ -58,7 +63,7 @@ def run(job_id: str, owner: str | None = None) -> str:
 
     started = time.perf_counter()
     try:
-        index = open_index_limited(store.blob_path(sha256), sha256=sha256)
+        index = open_index_limited(store.local_path(sha256), sha256=sha256)
     except IndexBuildError as exc:
         return _fail(job_id, exc.code, str(exc), owner)
 
@@ -73,6 +78,8 @@ def run(job_id: str, owner: str | None = None) -> str:
         for parameter_id in parameter_ids:
             if _cancelled(job_id):
                 return JobStatus.cancelled.value
+            if parameter_id != parameter_ids[0] and fairness.should_yield(job_id):
+                return fairness.yield_job(job_id, owner)
             _run_parameter(job_id, parameter_id, index, model, engine_choice)
             with session_scope() as session:
                 leases.renew(session, job_id, owner)

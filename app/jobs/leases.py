@@ -1,8 +1,8 @@
 """Job leases: at most one worker processes a job at a time, and a crashed worker's job is taken over.
 
 A delivery acquires the lease with one conditional UPDATE (atomic on Postgres and SQLite): free, already
-ours, or expired. The holder renews it after each parameter; a duplicate delivery while the lease is held is
-dropped.
+ours, or expired. The holder renews it while it runs (app/jobs/heartbeat.py); a duplicate delivery while the
+lease is held is dropped.
 """
 
 from __future__ import annotations

@@ -46,10 +46,11 @@ ROWS = {
     "Output current": ("Output current IOUT 20 mA", {"max": 20, "unit": "mA"}),
 }
 PARAMETERS = list(ROWS)
-REPLY_DELAY_S = 1.0  # every model reply takes this long: the worker is inside a paid call when it is killed
+REPLY_DELAY_S = 2.5  # every model reply takes this long: the worker is inside a paid call when it is killed
 _REQUEST = re.compile(r"<parameter_request>(.*?)</parameter_request>", re.S)
 
-FAST_TAKEOVER = {"DSX_JOB_LEASE_S": "4", "DSX_REQUEUE_AFTER_S": "2", "DSX_SWEEP_INTERVAL_S": "1"}
+# Shorter than one model reply: only the heartbeat keeps the live worker's lease, and only its death ends it.
+FAST_TAKEOVER = {"DSX_JOB_LEASE_S": "2", "DSX_REQUEUE_AFTER_S": "2", "DSX_SWEEP_INTERVAL_S": "1"}
 
 
 def parameter_of(body: dict[str, Any]) -> str:

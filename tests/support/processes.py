@@ -56,3 +56,29 @@ def wait_until(predicate: Callable[[], object], timeout_s: float, interval_s: fl
             return value
         time.sleep(interval_s)
     raise TimeoutError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+@contextmanager
+def api_process(env: dict[str, str], port: int, log_path: Path) -> Iterator[str]:
+    """The API alone (uvicorn) on 127.0.0.1:``port`` in its own process group; yields its base URL once
+    ``/readyz`` answers."""
+    import httpx
+
+    base = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
+                                    "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            def ready() -> bool:
+                if process.poll() is not None:
+                    raise RuntimeError(f"the API exited during start-up; see {log_path}")
+                try:
+                    return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            wait_until(ready, timeout_s=120, interval_s=0.3, what="the API to be ready")
+            yield base
+        finally:
+            stop_group(process)

@@ -139,6 +139,25 @@ def test_api_and_worker_share_urls_data_and_metrics_directory() -> None:
     assert "dsx-data" in compose()["volumes"]
 
 
+def test_uploads_go_to_the_object_store_service() -> None:
+    """API and workers read PDFs from the S3-compatible service, whose bucket exists before anything starts."""
+    from app.config import Settings
+
+    services = compose()["services"]
+    minio = services["minio"]
+    assert ":" in minio["image"] and not minio["image"].endswith(":latest"), "pin the object store's image"
+    for name in ("api", "worker"):
+        env = services[name]["environment"]
+        settings = Settings(**{k.removeprefix("DSX_").lower(): v for k, v in env.items() if k.startswith("DSX_")})
+        assert settings.resolved_blob_store == "s3"
+        host, port = settings.s3_endpoint_url.removeprefix("http://").split(":")
+        assert host == "minio" and port == "9000"
+        assert env["DSX_S3_ACCESS_KEY_ID"] in {minio["environment"]["MINIO_ROOT_USER"]}
+        assert env["DSX_S3_SECRET_ACCESS_KEY"] == minio["environment"]["MINIO_ROOT_PASSWORD"]
+        assert settings.s3_bucket in " ".join(services["minio-bucket"]["command"])
+    assert services["migrate"]["depends_on"]["minio-bucket"]["condition"] == "service_completed_successfully"
+
+
 def test_prometheus_and_grafana_are_wired_to_the_deploy_files() -> None:
     services = compose()["services"]
     prometheus_dir = volume_target(services["prometheus"]["volumes"], "./deploy/prometheus")

@@ -1,0 +1,64 @@
+"""Time limits of a job delivery on a worker, derived from the budgets, and a graceful stop on deploys.
+
+The agent budgets (``parameter_timeout_s`` per parameter, the index build's kill deadline) bound a healthy job;
+the Celery limits are the backstop for a call that ignores its own timeout (PyMuPDF in a tool outside the index
+sandbox, a hung socket): past the soft limit the job fails as ``time_limit_exceeded`` and frees its worker, past
+the hard limit Celery replaces the pool process.
+
+On SIGTERM (a deploy, a scale-down) the worker stops taking messages and gives running jobs
+``worker_soft_shutdown_s`` to finish their parameters before the cold shutdown returns unacknowledged messages
+to the broker; a job cut off there is redelivered and skips the parameters it already answered.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+
+from app.config import Settings, get_settings
+from app.db import session_scope
+from app.jobs import leases
+from app.jobs.service import get_job, transition
+from app.tables.jobs import JobStatus
+
+log = logging.getLogger(__name__)
+
+# Room for the work around the budgets: database writes, review, grounding, telemetry flushes.
+OVERHEAD_S = 60.0
+HARD_AFTER_SOFT_S = 30.0
+
+
+def soft_time_limit_s(settings: Settings) -> float:
+    index_build = settings.index_build_kill_after_s or settings.index_build_timeout_s + 30.0
+    return index_build + settings.max_parameters * settings.parameter_timeout_s + OVERHEAD_S
+
+
+def worker_config(settings: Settings | None = None) -> dict[str, Any]:
+    """Celery worker settings for the limits above."""
+    settings = settings or get_settings()
+    soft = soft_time_limit_s(settings)
+    return {
+        "task_soft_time_limit": soft,
+        "task_time_limit": soft + HARD_AFTER_SOFT_S,
+        "worker_soft_shutdown_timeout": settings.worker_soft_shutdown_s,
+        # Also wait when idle-but-holding a prefetched message, so it is returned rather than lost mid-fetch.
+        "worker_enable_soft_shutdown_on_idle": True,
+    }
+
+
+def run_within_limits(job_id: str, owner: str, run: Callable[[], str]) -> str:
+    """``run()``; a job past the soft limit fails with a clear code instead of being redelivered to hang again."""
+    try:
+        return run()
+    except SoftTimeLimitExceeded:
+        log.error("job %s exceeded the task time limit; failing it", job_id)
+        with session_scope() as session:
+            job = get_job(session, job_id)
+            if not JobStatus(job.status).is_terminal:
+                transition(job, JobStatus.failed, failure_code="time_limit_exceeded",
+                           detail="The job ran past the worker's time limit (derived from the agent budgets).")
+            leases.release(session, job_id, owner)
+            return job.status

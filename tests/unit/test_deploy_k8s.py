@@ -1,0 +1,144 @@
+"""The Kubernetes bundle (deploy/k8s): every resource validates against the Kubernetes JSON schemas shipped in
+the kubernetes-validate package, the pieces reference each other correctly, and the settings and commands stay
+in step with docker-compose.yml. When kubectl is installed, ``kubectl kustomize`` must also build it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from app.config import Settings
+from app.jobs.queue import QUEUE
+from tests.support.paths import REPO_ROOT
+
+BUNDLE = REPO_ROOT / "deploy" / "k8s"
+KUBERNETES_VERSION = "1.30.0"
+# Custom resources whose schemas are not part of Kubernetes itself; checked by the tests below instead.
+CUSTOM_KINDS = {"ScaledObject"}
+
+
+def kustomization() -> dict[str, Any]:
+    return yaml.safe_load((BUNDLE / "kustomization.yaml").read_text())
+
+
+def resources() -> list[dict[str, Any]]:
+    documents = []
+    for name in kustomization()["resources"]:
+        documents += [d for d in yaml.safe_load_all((BUNDLE / name).read_text()) if d]
+    return documents
+
+
+def one(kind: str, name: str) -> dict[str, Any]:
+    (found,) = [r for r in resources() if r["kind"] == kind and r["metadata"]["name"] == name]
+    return found
+
+
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
+
+
+def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"]
+
+
+def test_every_file_in_the_bundle_is_listed() -> None:
+    listed = set(kustomization()["resources"])
+    present = {p.name for p in BUNDLE.glob("*.yaml")} - {"kustomization.yaml"}
+    assert listed == present
+
+
+@pytest.mark.parametrize("resource", resources(), ids=lambda r: f"{r['kind']}/{r['metadata']['name']}")
+def test_resource_validates_against_the_kubernetes_schema(resource: dict[str, Any]) -> None:
+    if resource["kind"] in CUSTOM_KINDS:
+        pytest.skip("custom resource: checked by its own test")
+    kubernetes_validate.validate(resource, KUBERNETES_VERSION, strict=True)
+
+
+def test_workloads_have_requests_probes_and_settings() -> None:
+    api, worker = one("Deployment", "dsx-api"), one("Deployment", "dsx-worker")
+    job = one("Job", "dsx-migrate")
+    for workload in (api, worker, job):
+        (container,) = pod_spec(workload)["containers"]
+        assert container["image"] in {i["name"] for i in kustomization()["images"]}
+        assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+        sources = {next(iter(s.values()))["name"] for s in container["envFrom"]}
+        assert sources == {"dsx-settings", "dsx-secrets"}
+        assert pod_spec(workload)["securityContext"]["runAsNonRoot"] is True
+    (api_container,) = pod_spec(api)["containers"]
+    assert api_container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert api_container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    service = one("Service", "dsx-api")
+    assert service["spec"]["selector"] == api["spec"]["selector"]["matchLabels"]
+
+
+def test_pod_disruption_budgets_select_the_workloads() -> None:
+    for name in ("dsx-api", "dsx-worker"):
+        budget = one("PodDisruptionBudget", name)
+        assert budget["spec"]["selector"] == one("Deployment", name)["spec"]["selector"]
+
+
+def test_workers_scale_on_the_celery_queue_and_get_time_to_finish() -> None:
+    scaled = one("ScaledObject", "dsx-worker")
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1"
+    assert scaled["spec"]["scaleTargetRef"]["name"] == "dsx-worker"
+    assert 1 <= scaled["spec"]["minReplicaCount"] < scaled["spec"]["maxReplicaCount"]
+    (trigger,) = scaled["spec"]["triggers"]
+    settings = one("ConfigMap", "dsx-settings")["data"]
+    broker = settings["DSX_BROKER_URL"].removeprefix("redis://")
+    assert trigger["type"] == "redis" and trigger["metadata"]["listName"] == QUEUE
+    assert f"{trigger['metadata']['address']}/{trigger['metadata']['databaseIndex']}" == broker
+    soft_shutdown = float(settings["DSX_WORKER_SOFT_SHUTDOWN_S"])
+    assert pod_spec(one("Deployment", "dsx-worker"))["terminationGracePeriodSeconds"] > soft_shutdown
+    # SIGTERM must start Celery's soft shutdown (a plain warm shutdown is cut by the SIGKILL with no requeue).
+    (container,) = pod_spec(one("Deployment", "dsx-worker"))["containers"]
+    assert {"name": "REMAP_SIGTERM", "value": "SIGQUIT"} in container["env"]
+    compose_worker = compose()["services"]["worker"]
+    assert compose_worker["environment"]["REMAP_SIGTERM"] == "SIGQUIT"
+    minutes = int(compose_worker["stop_grace_period"].removesuffix("m"))
+    assert minutes * 60 > soft_shutdown
+
+
+def test_settings_are_known_and_in_step_with_compose() -> None:
+    config = one("ConfigMap", "dsx-settings")["data"]
+    secret = one("Secret", "dsx-secrets")["stringData"]
+    keys = set(config) | set(secret)
+    known = {f"DSX_{name.upper()}" for name in Settings.model_fields} | {"PROMETHEUS_MULTIPROC_DIR"}
+    assert keys <= known, keys - known
+    compose_env = compose()["x-dsx-environment"]
+    # The same settings in both bundles, except the graceful-stop budget that only the pod grace period needs.
+    assert set(compose_env) == keys - {"DSX_WORKER_SOFT_SHUTDOWN_S"}
+    for key in ("DSX_DATA_DIR", "PROMETHEUS_MULTIPROC_DIR", "DSX_BLOB_STORE", "DSX_S3_BUCKET", "DSX_S3_REGION",
+                "DSX_S3_ENDPOINT_URL", "DSX_BROKER_URL"):
+        assert config[key] == compose_env[key], key
+
+
+def test_images_and_commands_match_compose() -> None:
+    services = compose()["services"]
+    image = kustomization()["images"][0]
+    assert services["api"]["image"].split(":")[0] == image["name"]
+    for service, workload in (("api", "dsx-api"), ("worker", "dsx-worker")):
+        (container,) = pod_spec(one("Deployment", workload))["containers"]
+        assert container["command"] == services[service]["command"]
+    (migrate,) = pod_spec(one("Job", "dsx-migrate"))["containers"]
+    assert migrate["command"] == services["migrate"]["command"]
+    # Compose builds the image the bundle deploys; the data dir mount is the pod's own, never shared.
+    assert all("emptyDir" in v for w in ("dsx-api", "dsx-worker")
+               for v in pod_spec(one("Deployment", w))["volumes"])
+
+
+def test_kubectl_builds_the_kustomization(tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        pytest.skip("kubectl not installed")
+    result = subprocess.run([kubectl, "kustomize", str(BUNDLE)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    built = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert {(d["kind"], d["metadata"]["name"]) for d in built} == {
+        (r["kind"], r["metadata"]["name"]) for r in resources()}
+    assert all(d["metadata"]["labels"]["app.kubernetes.io/part-of"] == "dsx" for d in built)

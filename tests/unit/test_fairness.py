@@ -1,0 +1,93 @@
+"""Fair dispatch: a wake-up runs the waiting job of the tenant with the fewest running jobs, and a job of a tenant
+holding more workers than a waiting tenant yields between parameters without losing or repeating work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import func, select, update
+
+from app.config import reset_settings
+from app.db import session_scope
+from app.flows import extraction
+from app.jobs import fairness, leases, service
+from app.tables.jobs import Extraction, Job
+from tests.support.pdfs import text_pdf
+
+PDF = text_pdf(["Electrical characteristics\nSupply voltage VDD 2.7 5.5 V\nOutput current IOUT 20 mA\n"
+                "Quiescent current IQ 85 uA"])
+
+
+def _create(tenant: str, parameters: list[str] | None = None) -> str:
+    with session_scope() as session:
+        job, _ = service.create_job(session, data=PDF, filename="x.pdf", tenant=tenant,
+                                    parameters=json.dumps(parameters or ["Supply voltage"]))
+        return job.id
+
+
+def _start(job_id: str, owner: str) -> None:
+    with session_scope() as session:
+        assert leases.acquire(session, job_id, owner)
+        session.execute(update(Job).where(Job.id == job_id).values(status="running", deliveries=Job.deliveries + 1))
+
+
+def _job(job_id: str) -> Job:
+    with session_scope() as session:
+        return service.get_job(session, job_id)
+
+
+def test_wake_ups_serve_the_tenant_with_fewer_running_jobs(dsx_env) -> None:  # noqa: ANN001
+    a1, a2, a3 = (_create("a") for _ in range(3))
+    b1 = _create("b")
+    assert fairness.claim_next(a2, "w1") == a1  # nobody runs: the least recently active tenant, oldest job first
+    assert fairness.claim_next(a3, "w2") == b1  # a runs one, b none: b's job although its message is a3's
+    assert fairness.claim_next(b1, "w3") == a2
+    assert _job(a1).lease_owner == "w1" and _job(b1).lease_owner == "w2"
+
+
+def test_without_waiting_work_the_message_names_the_job(dsx_env) -> None:  # noqa: ANN001
+    a1 = _create("a")
+    _start(a1, "w1")
+    assert fairness.claim_next(a1, "w2") == a1  # the pipeline then drops it as a duplicate delivery
+
+
+def test_fair_scheduling_can_be_switched_off(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("DSX_FAIR_SCHEDULING", "false")
+    reset_settings()
+    a1, a2 = _create("a"), _create("a")
+    _start(a1, "w1")
+    _create("b")
+    assert fairness.claim_next(a2, "w2") == a2
+    assert not fairness.should_yield(a1)
+
+
+def test_a_tenant_holding_more_workers_yields_to_a_waiting_one(dsx_env) -> None:  # noqa: ANN001
+    a1 = _create("a")
+    _start(a1, "w1")
+    assert not fairness.should_yield(a1)  # nobody else waits
+    b1 = _create("b")
+    assert fairness.should_yield(a1)
+    _start(b1, "w2")
+    assert not fairness.should_yield(a1)  # one worker each: fair already
+    assert fairness.yield_job(a1, "w1") == "queued"
+    job = _job(a1)
+    assert (job.status, job.lease_owner, job.deliveries) == ("queued", None, 0)
+
+
+def test_a_yielded_job_resumes_where_it_stopped(dsx_env) -> None:  # noqa: ANN001
+    parameters = ["Supply voltage", "Output current", "Quiescent current"]
+    a1 = _create("a", parameters)
+    b1 = _create("b")
+    assert extraction.run(a1, owner="w1") == "queued"  # answered its first parameter, then made way for b
+    assert _answered(a1) == 1
+    assert extraction.run(b1, owner="w1") in ("done", "needs_review")
+    assert extraction.run(a1, owner="w1") in ("done", "needs_review")
+    job = _job(a1)
+    assert _answered(a1) == len(parameters) and job.deliveries == 1
+
+
+def _answered(job_id: str) -> int:
+    with session_scope() as session:
+        return int(session.scalar(select(func.count()).select_from(Extraction)
+                                  .where(Extraction.job_id == job_id, Extraction.role == "primary")))
