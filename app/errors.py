@@ -67,6 +67,12 @@ class ServiceUnavailable(DsxError):
     status, code, title = 503, "service_unavailable", "A backing service is unavailable"
 
 
+class ServiceBusy(ServiceUnavailable):
+    """Every database connection is in use: a load condition the client should ride out by retrying."""
+
+    code, title = "service_busy", "The service is busy"
+
+
 def problem(status: int, code: str, title: str, detail: str, instance: str | None = None, **extra: Any) -> JSONResponse:
     observe_problem(code, status)
     body: dict[str, Any] = {

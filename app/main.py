@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app import __version__
@@ -15,9 +15,11 @@ from app.dispatch.views import router as dispatch_router
 from app.documents import admission
 from app.errors import install_handlers
 from app.health import router as health_router
+from app.input_policy import check_request_text
 from app.jobs.views import router as jobs_router
 from app.metrics import HttpMetricsMiddleware
 from app.metrics import router as metrics_router
+from app.offload import size_thread_pools
 from app.review.api import router as review_router
 from app.review.views import install as install_review_dashboard
 from app.security import check_startup_policy
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 @asynccontextmanager
 async def lifespan(_: FastAPI) -> AsyncIterator[None]:
     # The upload-check children start with the server, so the first upload does not wait for them.
+    size_thread_pools()
     await run_in_threadpool(admission.start)
     yield
     await run_in_threadpool(admission.shutdown)
@@ -42,6 +45,7 @@ def create_app() -> FastAPI:
         description="Datasheet parameter extraction with a dispatch record: every LLM and tool call is "
         "recorded, detectors read that record, and suspect answers go to a review queue.",
         lifespan=lifespan,
+        dependencies=[Depends(check_request_text)],
     )
     install_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)

@@ -20,6 +20,7 @@ from app.documents import store
 from app.documents.admission import admit_pdf
 from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs.models import TERMINAL_STATUSES, Extraction, Job, JobParameter, JobStatus
+from app.jobs.parameters_field import check_parameter_text, decode_parameters
 from app.jobs.schemas import (
     AttributionOut,
     DecisionOut,
@@ -53,16 +54,10 @@ def parse_parameters(raw: str | Sequence[Any] | None) -> list[ParameterSpec]:
     settings = get_settings()
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         raise InvalidInput("At least one parameter is required.", code="no_parameters")
-    if isinstance(raw, str):
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError:
-            # A single bare name is accepted as a convenience for form posts.
-            items = [raw]
-    else:
-        items = list(raw)
+    items = decode_parameters(raw) if isinstance(raw, str) else list(raw)
     if not isinstance(items, list):
         raise InvalidInput("`parameters` must be a JSON array.", code="invalid_parameters")
+    check_parameter_text(items)
     if not items:
         raise InvalidInput("At least one parameter is required.", code="no_parameters")
     if len(items) > settings.max_parameters:
@@ -203,6 +198,8 @@ def transition(job: Job, target: JobStatus, *, failure_code: str | None = None, 
     if failure_code:
         job.failure_code = failure_code
         job.failure_detail = detail
+    elif target in (JobStatus.done, JobStatus.needs_review):
+        job.failure_detail = None  # a retried delivery's error, no longer the job's story once it succeeded
 
 
 def cancel_job(session: Session, job_id: str, tenant: str | None = None) -> Job:

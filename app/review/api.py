@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import get_session
+from app.input_policy import MAX_OFFSET
 from app.review import decisions
 from app.review.decisions import (
     QueueStatus,
@@ -38,7 +39,7 @@ def review_queue(
     order: Literal["oldest", "newest"] = Query(default="oldest", description="oldest first works the queue from "
                                                "its head; newest first shows what just arrived"),
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueuePage:
@@ -84,7 +85,7 @@ def decide(
 def list_reviews(
     job_id: str | None = Query(default=None, max_length=32),
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewDecisionPage:
