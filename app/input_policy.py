@@ -12,8 +12,8 @@ comment); every other field is single-line, so those three are rejected there to
 - single-line: everything else — parameter names, units, conditions, ids in paths, query values, filenames,
   form fields, header values (a header may carry a tab, as HTTP allows)
 
-Integer query values that reach SQL (``limit``, ``offset``) are bounded by :data:`MAX_OFFSET` in their route
-declarations, so no backend is asked for a number it cannot represent.
+Integers that reach SQL are bounded in their route declarations, so no backend is asked for a number it cannot
+represent: ``limit``/``offset`` by :data:`MAX_OFFSET`, row ids in paths and queries by :data:`RowId`.
 """
 
 from __future__ import annotations
@@ -21,14 +21,20 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Path, Query, Request
 
 from app.errors import InvalidInput
 
 # Well inside every backend's integer range (PostgreSQL's OFFSET is a bigint, SQLite's INTEGER 64-bit).
 MAX_OFFSET = 2**31 - 1
+# Integer primary keys are PostgreSQL `integer` columns: an id past this cannot exist, and asking for it is an error.
+MAX_ROW_ID = 2**31 - 1
+#: A row id in a path, bounded so that no backend is asked to compare a number it cannot hold.
+RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
+#: The same, as an optional query value.
+OptionalRowId = Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)]
 
 FREE_TEXT_FIELDS = frozenset({"notes", "comment"})
 LINE_BREAKS_AND_TAB = frozenset("\t\n\r")

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import get_session
-from app.input_policy import MAX_OFFSET
+from app.input_policy import MAX_OFFSET, RowId
 from app.review import decisions
 from app.review.decisions import (
     QueueStatus,
@@ -52,7 +52,7 @@ def review_queue(
 
 @router.get("/review/items/{extraction_id}", response_model=ReviewQueueItem, responses=_NOT_FOUND)
 def review_item(
-    extraction_id: int,
+    extraction_id: RowId,
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueueItem:
@@ -64,7 +64,7 @@ def review_item(
                               "model": ReviewDecision},
                         422: {"description": "Invalid input, e.g. `correction_required`"}, **_NOT_FOUND})
 def decide(
-    extraction_id: int,
+    extraction_id: RowId,
     body: ReviewDecisionRequest,
     response: Response,
     principal: Principal = Depends(require_role("reviewer")),
