@@ -8,7 +8,8 @@ What counts as a control character: Unicode categories Cc (C0 controls, DEL, C1 
 surrogates). Free-text fields may keep tab, line feed and carriage return (a multi-line note or review
 comment); every other field is single-line, so those three are rejected there too:
 
-- free text (tab and line breaks allowed): ``notes``, ``comment``
+- free text (tab and line breaks allowed): ``notes`` (of a requested parameter), ``comment`` (of a review
+  decision), ``quote`` (of a reviewer's correction: text copied from a PDF spans lines)
 - single-line: everything else — parameter names, units, conditions, ids in paths, query values, filenames,
   form fields, header values (a header may carry a tab, as HTTP allows)
 
@@ -36,7 +37,7 @@ RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
 #: The same, as an optional query value.
 OptionalRowId = Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)]
 
-FREE_TEXT_FIELDS = frozenset({"notes", "comment"})
+FREE_TEXT_FIELDS = frozenset({"notes", "comment", "quote"})
 LINE_BREAKS_AND_TAB = frozenset("\t\n\r")
 HEADER_WHITESPACE = frozenset("\t")
 _FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded",)

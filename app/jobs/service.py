@@ -219,17 +219,19 @@ def latest_extractions(session: Session, job_id: str, role: str = "primary") -> 
 
 def job_out(session: Session, job: Job) -> JobOut:
     extractions = latest_extractions(session, job.id)
-    flags_by_parameter: dict[int, list[Flag]] = {}
-    for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
-        if flag.parameter_id is not None:
-            flags_by_parameter.setdefault(flag.parameter_id, []).append(flag)
-    decisions: dict[int, Decision] = {}
-    for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
-        decisions[decision.extraction_id] = decision
     extraction_ids = [e.id for e in extractions.values()]
+    flags_by_parameter: dict[int, list[Flag]] = {}
+    decisions: dict[int, Decision] = {}
     groundings: dict[int, list[GroundingOut]] = {}
     attributions: dict[int, list[AttributionOut]] = {}
+    # Flags, decisions, groundings and attributions all belong to answers: a job with none yet (the one clients
+    # poll) is read in three queries, a finished one in one query per table, whatever its number of parameters.
     if extraction_ids:
+        for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
+            if flag.parameter_id is not None:
+                flags_by_parameter.setdefault(flag.parameter_id, []).append(flag)
+        for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
+            decisions[decision.extraction_id] = decision
         for g in session.scalars(select(Grounding).where(Grounding.extraction_id.in_(extraction_ids))
                                  .order_by(Grounding.value_index, Grounding.id)):
             groundings.setdefault(g.extraction_id, []).append(
