@@ -41,6 +41,12 @@ def put(session: Session, data: bytes, page_count: int) -> Blob:
     return session.get(Blob, digest)
 
 
+def admitted_page_count(session: Session, sha256: str) -> int | None:
+    """The page count recorded when these exact bytes were admitted, or None if they never were."""
+    blob = session.get(Blob, sha256)
+    return blob.page_count if blob is not None else None
+
+
 def _dialect_insert(session: Session):  # noqa: ANN202
     if session.get_bind().dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert

@@ -108,8 +108,14 @@ def create_job(
         raise InvalidInput(f"Unknown engine {engine!r}; use one of {', '.join(ENGINES)}.", code="unknown_engine")
     model_config = resolve_model(model)
     specs = parse_parameters(parameters)
-    page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     digest = store.sha256_of(data)
+    # Blobs are stored only after passing the check, and the check is deterministic: a datasheet submitted again
+    # skips the round trip to a check process, unless the limits have tightened since it was admitted.
+    known_pages = store.admitted_page_count(session, digest)
+    if known_pages is not None and known_pages <= settings.max_pages and len(data) <= settings.max_upload_bytes:
+        page_count = known_pages
+    else:
+        page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     request_hash = _request_hash(digest, specs, engine, model_config.alias)
 
     if idempotency_key:
