@@ -51,6 +51,7 @@ import pymupdf
 REPO = Path(__file__).resolve().parents[1]
 TERMINAL = {"done", "needs_review", "failed", "cancelled"}
 PARAMETERS = json.dumps([{"name": "Supply voltage", "unit": "V"}])
+STORM_TIMEOUT_S = 180.0
 
 
 def datasheet() -> bytes:
@@ -233,7 +234,9 @@ async def read_storm(base: str, job_ids: list[str], reads: int) -> dict[str, Any
     health_s: list[float] = []
     errors: Counter[str] = Counter()
 
-    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
+    # Patient: on a shared 2-core machine the last of 500 reads can take a minute, and the figure is what the server
+    # answers, not how long a client is willing to wait.
+    async with httpx.AsyncClient(base_url=base, timeout=STORM_TIMEOUT_S, limits=limits) as client:
         async def one(path: str, into: list[float]) -> None:
             response, seconds = await timed(client, "GET", path)
             if response is None or response.status_code >= 500:
