@@ -58,8 +58,8 @@ def record(job_id: str, owner: str, exc: Exception) -> str:
                        detail=f"{cause} (delivery {delivery}; not retried: the same data fails the same way)")
             leases.release(session, job_id, owner)
             return job.status
-        log.error("job %s: delivery %d failed, it will be delivered again: %s", job_id, delivery, cause,
-                  exc_info=exc)
+        # No traceback here: the exception is re-raised, and whoever runs the job (Celery) logs it with one.
+        log.error("job %s: delivery %d failed, it will be delivered again: %s", job_id, delivery, cause)
         job.failure_detail = f"delivery {delivery}: {cause}"
         leases.release(session, job_id, owner)
     raise exc
