@@ -56,4 +56,5 @@ WORKDIR /app
 USER dsx:dsx
 EXPOSE 8000
 
-CMD ["uvicorn", "app.main:app", "--host", "0.0.0.0", "--port", "8000", "--no-server-header"]
+# Keep-alive longer than clients keep idle connections (see HTTP_KEEP_ALIVE_S in app/cli.py).
+CMD ["uvicorn", "app.main:app", "--host", "0.0.0.0", "--port", "8000", "--no-server-header", "--timeout-keep-alive", "75"]

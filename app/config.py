@@ -35,6 +35,18 @@ class Settings(BaseSettings):
     s3_access_key_id: str | None = None  # unset: boto3's usual chain (instance role, AWS_* variables)
     s3_secret_access_key: str | None = None
 
+    # API concurrency (app/offload.py). Sync routes run on a thread pool of `api_threads`, submissions' admission
+    # on one of `upload_threads`; each process's database pool holds `db_pool_size` + `db_max_overflow`
+    # connections, at least as many as those threads, so a request never waits for a connection behind its own
+    # process's threads. A checkout that still waits `db_pool_timeout_s` (the
+    # database is saturated by other processes) is answered 503 `service_busy` with Retry-After, not a late 500.
+    # PostgreSQL's max_connections must cover (pool size + overflow) x (API processes + worker processes).
+    api_threads: int = Field(default=40, ge=1)
+    upload_threads: int = Field(default=8, ge=1)
+    db_pool_size: int = Field(default=20, ge=1)
+    db_max_overflow: int = Field(default=30, ge=0)
+    db_pool_timeout_s: float = Field(default=1.5, gt=0)
+
     # Upload and request limits.
     max_upload_bytes: int = 50 * 1024 * 1024
     max_pages: int = 2000

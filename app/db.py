@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from sqlalchemy import DateTime, Engine, create_engine, event
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -46,11 +47,14 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001
 
 
 def make_engine(url: str) -> Engine:
+    settings = get_settings()
+    pool = {"pool_size": settings.db_pool_size, "max_overflow": settings.db_max_overflow,
+            "pool_timeout": settings.db_pool_timeout_s}
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(url, pool_pre_ping=True, **pool)
 
 
 _engines: dict[str, Engine] = {}
@@ -74,6 +78,11 @@ def session_scope() -> Iterator[Session]:
     try:
         yield session
         session.commit()
+    except PoolTimeout as exc:
+        from app.errors import ServiceBusy  # app.errors imports app.metrics, which imports this module
+
+        session.rollback()
+        raise ServiceBusy("Every database connection is in use; retry shortly.", retry_after=1) from exc
     except BaseException:
         session.rollback()
         raise

@@ -55,3 +55,8 @@ class Forbidden(DsxError):
 class ServiceUnavailable(DsxError):
     status, code, title = 503, "service_unavailable", "A backing service is unavailable"
 
+
+class ServiceBusy(ServiceUnavailable):
+    """Every database connection is in use: a load condition the client should ride out by retrying."""
+
+    code, title = "service_busy", "The service is busy"

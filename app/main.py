@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -19,10 +19,12 @@ from app.api.problems import install_handlers
 from app.api.traces import router as traces_router
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
+from app.input_policy import check_request_text
 from app.jobs import admission
 from app.observability.http_tracing import instrument
 from app.observability.logging import configure_logging
 from app.observability.request_id import RequestIdMiddleware
+from app.offload import size_thread_pools
 from app.review.api import router as review_router
 from app.security import check_startup_policy
 from app.urls import RootPathMiddleware
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 @asynccontextmanager
 async def lifespan(_: FastAPI) -> AsyncIterator[None]:
     # The upload-check children start with the server, so the first upload does not wait for them.
+    size_thread_pools()
     await run_in_threadpool(admission.start)
     yield
     await run_in_threadpool(admission.shutdown)
@@ -48,6 +51,7 @@ def create_app() -> FastAPI:
         description="Datasheet parameter extraction with a dispatch record: every LLM and tool call is "
         "recorded, detectors read that record, and suspect answers go to a review queue.",
         lifespan=lifespan,
+        dependencies=[Depends(check_request_text)],
     )
     install_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)

@@ -14,7 +14,13 @@ reach a terminal state and the job listing must hold exactly the accepted jobs. 
 Admission (validation, storage, enqueue) runs in a thread pool, off the event loop, so many uploads in flight
 queue for database connections instead of stalling the API; ``--concurrency 40`` completes on 2 cores.
 
-    .venv/bin/python bench/load.py [--jobs 500] [--concurrency 40] [--workers 2]
+Then, while the workers are still busy with those jobs, a read storm: ``--read-storm`` (500) status reads sent at
+once with a /healthz per ten in the same burst — the errors (transport errors and 5xx; the goal is none) and the
+p99 of each, with their ratio. Over the submissions and over the storm the CPU use of the API process, of the rest
+of the stack (workers, their children) and of the whole machine is measured, and the line ends with what that says
+limits the figure: the machine's cores, the API's single event loop, or waiting (database locks, broker, PDF check).
+
+    .venv/bin/python bench/load.py [--jobs 500] [--concurrency 40] [--workers 2] [--read-storm 500]
                                    [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
                                    [--redis redis://127.0.0.1:6379/13] [--json out.json]
 
@@ -55,6 +61,7 @@ import pymupdf
 REPO = Path(__file__).resolve().parents[1]
 TERMINAL = {"done", "needs_review", "failed", "cancelled"}
 PARAMETERS = json.dumps([{"name": "Supply voltage", "unit": "V"}])
+STORM_TIMEOUT_S = 180.0
 
 
 def datasheet() -> bytes:
@@ -198,8 +205,11 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
                 health_s.append(seconds)
 
         started = time.monotonic()
+        submit_meter = CpuMeter(base)
         await asyncio.gather(*(submit(i) for i in range(args.jobs)), *(health() for _ in range(args.jobs // 10)))
         submitted = time.monotonic()
+        submit_cpu = submit_meter.stop()
+        storm = await read_storm(base, list(accepted), args.read_storm) if args.read_storm and accepted else None
         while len(finished) < len(accepted) and time.monotonic() < deadline:
             pending = [j for j in accepted if j not in finished]
             await asyncio.gather(*(status(j) for j in pending), *(health() for _ in range(max(1, len(pending) // 10))))
@@ -222,6 +232,7 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
         "completed_per_s": round(len(finished) / max(ended - started, 1e-9), 2),
         "post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
         "post_p50_vs_healthz": _ratio(post_s, health_s), "get_p50_vs_healthz": _ratio(get_s, health_s),
+        "read_storm": storm, "submit_cpu": submit_cpu,
     }
 
 
@@ -292,6 +303,91 @@ async def run_tenants(base: str, args: argparse.Namespace) -> dict[str, Any]:
             "first_result_ratio": round(flooded["first_result_s"] / unloaded["first_result_s"], 2)}
 
 
+async def read_storm(base: str, job_ids: list[str], reads: int) -> dict[str, Any]:
+    """``reads`` status GETs sent at once (no client-side gate) with one /healthz per ten of them in the same
+    burst, while the workers are busy with the submitted jobs: how many fail (transport error or 5xx), and the
+    p99 of each, so the ratio compares them under the same load. The server's CPU use over the burst is kept
+    (see :class:`CpuMeter`) to say what limits the figure."""
+    checks = max(1, reads // 10)
+    limits = httpx.Limits(max_connections=reads + checks, max_keepalive_connections=reads + checks)
+    get_s: list[float] = []
+    health_s: list[float] = []
+    errors: Counter[str] = Counter()
+
+    # Patient: on a shared 2-core machine the last of 500 reads can take a minute, and the figure is what the server
+    # answers, not how long a client is willing to wait.
+    async with httpx.AsyncClient(base_url=base, timeout=STORM_TIMEOUT_S, limits=limits) as client:
+        async def one(path: str, into: list[float]) -> None:
+            response, seconds = await timed(client, "GET", path)
+            if response is None or response.status_code >= 500:
+                errors[str(response.status_code) if response is not None else "transport error"] += 1
+            else:
+                into.append(seconds)
+
+        meter = CpuMeter(base)
+        await asyncio.gather(*(one(f"/v1/jobs/{job_ids[i % len(job_ids)]}", get_s) for i in range(reads)),
+                             *(one("/healthz", health_s) for _ in range(checks)))
+        cpu = meter.stop()
+    get_p99, health_p99 = percentile(get_s, 99), percentile(health_s, 99)
+    return {"reads": reads, "errors": sum(errors.values()), "error_kinds": dict(errors),
+            "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
+            "get_p99_vs_healthz_p99": round(get_p99 / health_p99, 2) if get_s and health_s else float("nan"),
+            "cpu": cpu}
+
+
+class CpuMeter:
+    """CPU seconds per wall second, from creation to :meth:`stop`, of the API server (the process listening on
+    ``base``'s port), of everything else in its process group (the workers and their children), and of the whole
+    machine (in cores): near 1.0 for the API means its one event loop (and GIL) is the limit; a machine near its
+    core count means the cores are."""
+
+    def __init__(self, base: str) -> None:
+        import psutil
+
+        port = int(base.rsplit(":", 1)[1])
+        self.api = next((psutil.Process(c.pid) for c in psutil.net_connections("tcp")
+                         if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN and c.pid), None)
+        group = os.getpgid(self.api.pid) if self.api is not None else None
+        self.others = [p for p in psutil.process_iter()
+                       if group is not None and p.pid != self.api.pid and _in_group(p, group)]
+        self.started = time.monotonic()
+        self.api_before, self.others_before = self._seconds(self._api()), self._seconds(self.others)
+        self.machine_before = psutil.cpu_times()
+
+    def _api(self) -> list[Any]:
+        return [self.api] if self.api is not None else []
+
+    @staticmethod
+    def _seconds(processes: list[Any]) -> float:
+        import psutil
+
+        total = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        return total
+
+    def stop(self) -> dict[str, float]:
+        import psutil
+
+        wall = max(time.monotonic() - self.started, 1e-9)
+        after = psutil.cpu_times()
+        busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
+        return {"api": round((self._seconds(self._api()) - self.api_before) / wall, 2),
+                "rest_of_stack": round((self._seconds(self.others) - self.others_before) / wall, 2),
+                "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0)}
+
+
+def _in_group(process: Any, group: int) -> bool:
+    try:
+        return os.getpgid(process.pid) == group
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
 def _summary(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "p50": round(1000 * percentile(values, 50), 1),
             "p99": round(1000 * percentile(values, 99), 1),
@@ -300,6 +396,26 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 def _ratio(values: list[float], peer: list[float]) -> float:
     return round(percentile(values, 50) / percentile(peer, 50), 2) if values and peer else float("nan")
+
+
+def print_read_storm(storm: dict[str, Any]) -> None:
+    get, health, cpu = storm["get_ms"], storm["healthz_ms"], storm["cpu"]
+    print(f"  read storm: {storm['reads']} status reads at once, workers busy: errors {storm['errors']} "
+          f"{storm['error_kinds'] or ''}")
+    print(f"    GET /v1/jobs/{{id}} p50 {get['p50']} ms  p99 {get['p99']} ms   GET /healthz p50 {health['p50']} ms  "
+          f"p99 {health['p99']} ms   status p99 = {storm['get_p99_vs_healthz_p99']}x /healthz p99")
+    print(f"    CPU over the burst (CPU-s per s): API {cpu['api']}  rest of the stack {cpu['rest_of_stack']}  "
+          f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores "
+          f"-> {limiting_resource(cpu)}")
+
+
+def limiting_resource(cpu: dict[str, float]) -> str:
+    """Name what bounded a figure, from the CPU use measured over it."""
+    if cpu["cores"] and cpu["machine_cores_busy"] >= 0.9 * cpu["cores"]:
+        return "the machine's cores are saturated (API, workers and database share them)"
+    if cpu["api"] >= 0.85:
+        return "the API process is CPU-bound (one event loop and one GIL serve every request)"
+    return "neither the cores nor the API's CPU: waiting (database locks, the broker, the PDF check) limits it"
 
 
 def main() -> int:
@@ -311,6 +427,8 @@ def main() -> int:
     parser.add_argument("--redis", help="a Redis URL for the broker")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before unfinished jobs count as lost")
     parser.add_argument("--poll-interval", type=float, default=1.0)
+    parser.add_argument("--read-storm", type=int, default=500, metavar="N",
+                        help="after the submissions, N status reads at once while the workers are busy (0: skip)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--log", type=Path, help="keep the server's log here")
     parser.add_argument("--tenants", type=int, default=1, choices=(1, 2),
@@ -356,6 +474,12 @@ def main() -> int:
         s = figures[key]
         extra = f"   p50 = {figures[ratio]}x /healthz" if ratio else "   (peer: bare round trip, same rounds)"
         print(f"  {label:<18} n={s['n']:<5} p50 {s['p50']:>8} ms  p99 {s['p99']:>8} ms{extra}")
+    cpu = figures["submit_cpu"]
+    print(f"  CPU over the submissions (CPU-s per s): API {cpu['api']}  rest of the stack {cpu['rest_of_stack']}  "
+          f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores -> POST latency and enqueue rate: "
+          f"{limiting_resource(cpu)}")
+    if figures["read_storm"]:
+        print_read_storm(figures["read_storm"])
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0 if figures["nothing_lost"] else 1

@@ -10,11 +10,13 @@ from app import metrics
 from app.config import get_settings
 from app.contracts import ENGINE_NAMES
 from app.db import get_session, session_scope
-from app.flows.job_view import job_out
+from app.flows.job_view import job_out, read_job
+from app.input_policy import MAX_OFFSET
 from app.jobs import service
 from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
 from app.jobs.upload import JobUpload, read_job_upload
+from app.offload import run_upload_work
 from app.ratelimit import charge_upload
 from app.security import Principal, require_role
 from app.urls import public_path
@@ -59,7 +61,7 @@ async def submit_job(
     if principal.key_id is not None:
         charge_upload(principal.tenant, len(upload.data))
     # Validation, storage and enqueueing block (MuPDF, database, broker): keep them off the event loop.
-    job, created = await run_in_threadpool(_admit, upload, idempotency_key, principal.tenant)
+    job, created = await run_upload_work(_admit, upload, idempotency_key, principal.tenant)
     if not created:
         response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
     response.headers["Location"] = public_path(request, f"/v1/jobs/{job.job_id}")
@@ -89,7 +91,7 @@ def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple
 def list_jobs(
     status: str | None = Query(default=None),
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     principal: Principal = Depends(require_role("submitter")),
     session: Session = Depends(get_session, scope="function"),
 ) -> JobPage:
@@ -98,12 +100,9 @@ def list_jobs(
 
 
 @router.get("/{job_id}", response_model=JobOut)
-def get_job(
-    job_id: str,
-    principal: Principal = Depends(require_role("submitter")),
-    session: Session = Depends(get_session, scope="function"),
-) -> JobOut:
-    return job_out(session, service.get_job(session, job_id, principal.tenant))
+async def get_job(job_id: str, principal: Principal = Depends(require_role("submitter"))) -> JobOut:
+    # The hot polling path: one thread hop and one connection for the whole read, not one per dependency.
+    return await run_in_threadpool(read_job, job_id, principal.tenant)
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut)

@@ -56,6 +56,12 @@ def worker(
                             "-Q", "dsx", "--without-gossip", "--without-mingle", "--without-heartbeat"])
 
 
+# How long the API keeps an idle connection open. Longer than HTTP clients keep idle pooled connections (httpx: 5 s,
+# uvicorn's default too), so the server never closes a connection just as a client sends its next request on it:
+# that race resets the connection, and under a burst of polls it lost a few requests per hundred.
+HTTP_KEEP_ALIVE_S = 75
+
+
 @cli.command()
 def serve(
     host: Annotated[str, typer.Option(help="Bind address")] = "127.0.0.1",
@@ -73,8 +79,8 @@ def serve(
     console.print(f"dsx {__version__}: {mode}, data in {settings.data_dir.resolve()}, model {settings.model}")
     children = [
         subprocess.Popen([sys.executable, "-m", "app.cli", "worker", "--concurrency", str(workers)], env=env),
-        subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port)],
-                         env=env),
+        subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port),
+                          "--timeout-keep-alive", str(HTTP_KEEP_ALIVE_S)], env=env),
     ]
     console.print(f"API on http://{host}:{port} (OpenAPI at /docs); press Ctrl-C to stop")
 

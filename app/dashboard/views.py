@@ -36,6 +36,7 @@ from app.dispatch.service import build_tree, load_run
 from app.documents import store
 from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
+from app.input_policy import OptionalRowId, RowId
 from app.review import decisions
 from app.review.decisions import (
     QUEUE_STATUSES,
@@ -485,7 +486,7 @@ def queue_page(
     request: Request,
     filters: QueueFilters = Depends(_filters),
     page: Annotated[int, Query(ge=1, le=10_000)] = 1,
-    done: Annotated[int | None, Query(description="Extraction just decided, to confirm it")] = None,
+    done: OptionalRowId = None,
     principal: Principal = Depends(reviewer_page),
     session: Session = Depends(get_session, scope="function"),
 ) -> HTMLResponse:
@@ -509,9 +510,9 @@ def _just_decided(session: Session, principal: Principal, extraction_id: int | N
 @router.get("/items/{extraction_id}", response_class=HTMLResponse)
 def item_page(
     request: Request,
-    extraction_id: int,
+    extraction_id: RowId,
     filters: QueueFilters = Depends(_filters),
-    done: Annotated[int | None, Query()] = None,
+    done: OptionalRowId = None,
     principal: Principal = Depends(reviewer_page),
     session: Session = Depends(get_session, scope="function"),
 ) -> HTMLResponse:
@@ -572,7 +573,7 @@ def _correction(form: dict[str, str]) -> ReviewCorrection:
 @router.post("/items/{extraction_id}/decision", response_class=HTMLResponse)
 def decide(
     request: Request,
-    extraction_id: int,
+    extraction_id: RowId,
     decision: Annotated[Literal["approve", "correct", "reject"], Form()],
     comment: Annotated[str, Form(max_length=4000)] = "",
     reviewer: Annotated[str, Form(max_length=200)] = "",
@@ -614,7 +615,7 @@ def decide(
 
 @router.get("/items/{extraction_id}/page.png", responses={200: {"content": {"image/png": {}}}})
 def page_image(
-    extraction_id: int,
+    extraction_id: RowId,
     page: Annotated[int | None, Query(ge=1)] = None,
     dpi: Annotated[int, Query(ge=MIN_DPI, le=MAX_DPI)] = DEFAULT_DPI,
     principal: Principal = Depends(_require_reviewer),
@@ -639,7 +640,7 @@ def page_image(
 @router.get("/items/{extraction_id}/spans/{span_id}", response_class=HTMLResponse)
 def span_payload(
     request: Request,
-    extraction_id: int,
+    extraction_id: RowId,
     span_id: str,
     principal: Principal = Depends(_require_reviewer),
     session: Session = Depends(get_session, scope="function"),

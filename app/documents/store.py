@@ -51,3 +51,9 @@ def local_path(sha256: str) -> Path:
         with contextlib.suppress(BlobNotFound):
             write_atomically(path, blob_store().get(sha256))
     return path
+
+
+def admitted_page_count(session: Session, sha256: str) -> int | None:
+    """The page count recorded when these exact bytes were admitted, or None if they never were."""
+    blob = session.get(Blob, sha256)
+    return blob.page_count if blob is not None else None

@@ -25,7 +25,7 @@ from app.documents import store
 from app.documents.index import DatasheetIndex, IndexBuildError
 from app.documents.sandbox import open_index_limited
 from app.flows import review
-from app.jobs import fairness, heartbeat, leases
+from app.jobs import failures, fairness, heartbeat, leases
 from app.jobs.service import get_job, transition
 from app.review.models import Flag
 from app.tables.jobs import Extraction, Job, JobParameter, JobStatus
@@ -34,13 +34,17 @@ log = logging.getLogger(__name__)
 
 
 def run(job_id: str, owner: str | None = None) -> str:
-    """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status."""
+    """Process one job to a terminal state (or leave it for redelivery on a crash). Returns the status.
+    An exception is recorded as the job's cause; a deterministic data error fails the job at once."""
     owner = owner or leases.worker_identity()
     with heartbeat.renewing(job_id, owner):
-        return _run(job_id, owner)
+        try:
+            return _process(job_id, owner)
+        except Exception as exc:  # noqa: BLE001 - every escaping error is classified, recorded and, if retryable, re-raised
+            return failures.record(job_id, owner, exc)
 
 
-def _run(job_id: str, owner: str) -> str:
+def _process(job_id: str, owner: str) -> str:
     settings = get_settings()
     with session_scope() as session:
         job = get_job(session, job_id)
@@ -53,8 +57,7 @@ def _run(job_id: str, owner: str) -> str:
         session.refresh(job)
         job.deliveries += 1
         if job.deliveries > settings.max_deliveries:
-            transition(job, JobStatus.failed, failure_code="poison_job",
-                       detail=f"Delivered {job.deliveries} times without finishing.")
+            failures.fail_as_poison(job)
             leases.release(session, job_id, owner)
             return job.status
         if status is JobStatus.queued:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db import session_scope
 from app.flows import usage
 from app.flows.review import attribution_summary
+from app.jobs import service
 from app.jobs.schemas import (
     AttributionOut,
     DecisionOut,
@@ -25,17 +27,19 @@ from app.tables.jobs import Job, JobParameter
 
 def job_out(session: Session, job: Job) -> JobOut:
     extractions = latest_extractions(session, job.id)
-    flags_by_parameter: dict[int, list[Flag]] = {}
-    for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
-        if flag.parameter_id is not None:
-            flags_by_parameter.setdefault(flag.parameter_id, []).append(flag)
-    decisions: dict[int, Decision] = {}
-    for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
-        decisions[decision.extraction_id] = decision
     extraction_ids = [e.id for e in extractions.values()]
+    flags_by_parameter: dict[int, list[Flag]] = {}
+    decisions: dict[int, Decision] = {}
     groundings: dict[int, list[GroundingOut]] = {}
     attributions: dict[int, list[AttributionOut]] = {}
+    # Flags, decisions, groundings and attributions all belong to answers: a job with none yet (the one clients
+    # poll) is read in three queries, a finished one in one query per table, whatever its number of parameters.
     if extraction_ids:
+        for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
+            if flag.parameter_id is not None:
+                flags_by_parameter.setdefault(flag.parameter_id, []).append(flag)
+        for decision in session.scalars(select(Decision).where(Decision.job_id == job.id).order_by(Decision.id)):
+            decisions[decision.extraction_id] = decision
         for g in session.scalars(select(Grounding).where(Grounding.extraction_id.in_(extraction_ids))
                                  .order_by(Grounding.value_index, Grounding.id)):
             groundings.setdefault(g.extraction_id, []).append(
@@ -112,3 +116,9 @@ def _attribution_summary(session: Session, job_id: str) -> dict:
     names = {p.id: p.name for p in session.scalars(select(JobParameter).where(JobParameter.job_id == job_id))}
     return {"job": summary["job"],
             "parameters": {names.get(pid, str(pid)): item for pid, item in summary["parameters"].items()}}
+
+
+def read_job(job_id: str, tenant: str | None) -> JobOut:
+    """The whole job read model in one unit of work on one connection (the API's hot polling path)."""
+    with session_scope() as session:
+        return job_out(session, service.get_job(session, job_id, tenant))

@@ -20,6 +20,7 @@ from app.contracts import ENGINE_NAMES
 from app.documents import store
 from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs.admission import admit_pdf
+from app.jobs.parameters_field import check_parameter_text, decode_parameters
 from app.jobs.schemas import (
     ParameterSpec,
 )
@@ -44,16 +45,10 @@ def parse_parameters(raw: str | Sequence[Any] | None) -> list[ParameterSpec]:
     settings = get_settings()
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         raise InvalidInput("At least one parameter is required.", code="no_parameters")
-    if isinstance(raw, str):
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError:
-            # A single bare name is accepted as a convenience for form posts.
-            items = [raw]
-    else:
-        items = list(raw)
+    items = decode_parameters(raw) if isinstance(raw, str) else list(raw)
     if not isinstance(items, list):
         raise InvalidInput("`parameters` must be a JSON array.", code="invalid_parameters")
+    check_parameter_text(items)
     if not items:
         raise InvalidInput("At least one parameter is required.", code="no_parameters")
     if len(items) > settings.max_parameters:
@@ -105,8 +100,14 @@ def create_job(
                            code="unknown_engine")
     model_config = resolve_model(model)
     specs = parse_parameters(parameters)
-    page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     digest = store.sha256_of(data)
+    # Blobs are stored only after passing the check, and the check is deterministic: a datasheet submitted again
+    # skips the round trip to a check process, unless the limits have tightened since it was admitted.
+    known_pages = store.admitted_page_count(session, digest)
+    if known_pages is not None and known_pages <= settings.max_pages and len(data) <= settings.max_upload_bytes:
+        page_count = known_pages
+    else:
+        page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     request_hash = _request_hash(digest, specs, engine, model_config.alias)
 
     if idempotency_key:
@@ -195,6 +196,8 @@ def transition(job: Job, target: JobStatus, *, failure_code: str | None = None, 
     if failure_code:
         job.failure_code = failure_code
         job.failure_detail = detail
+    elif target in (JobStatus.done, JobStatus.needs_review):
+        job.failure_detail = None  # a retried delivery's error, no longer the job's story once it succeeded
 
 
 def cancel_job(session: Session, job_id: str, tenant: str | None = None) -> Job:

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.types import Message
 
 from app.errors import InvalidInput, PayloadTooLarge
+from app.input_policy import check_text
 
 # Room for the multipart envelope and the small text fields beside the file.
 FORM_OVERHEAD_BYTES = 256 * 1024
@@ -61,7 +62,11 @@ async def read_job_upload(request: Request, max_bytes: int) -> JobUpload:
             value = form.get(name)
             return value if isinstance(value, str) and value != "" else None
 
-        return JobUpload(data=data, filename=upload.filename, parameters=text("parameters"),
-                         engine=text("engine"), model=text("model"))
+        fields = JobUpload(data=data, filename=upload.filename, parameters=text("parameters"),
+                           engine=text("engine"), model=text("model"))
+        for name in ("filename", "engine", "model"):  # `parameters` is checked item by item once decoded
+            if (value := getattr(fields, name)) is not None:
+                check_text(name, value)
+        return fields
     finally:
         await form.close()

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import get_session
+from app.input_policy import MAX_OFFSET, RowId
 from app.review import decisions
 from app.review.decisions import (
     QueueStatus,
@@ -38,7 +39,7 @@ def review_queue(
     order: Literal["oldest", "newest"] = Query(default="oldest", description="oldest first works the queue from "
                                                "its head; newest first shows what just arrived"),
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueuePage:
@@ -51,7 +52,7 @@ def review_queue(
 
 @router.get("/review/items/{extraction_id}", response_model=ReviewQueueItem, responses=_NOT_FOUND)
 def review_item(
-    extraction_id: int,
+    extraction_id: RowId,
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueueItem:
@@ -63,7 +64,7 @@ def review_item(
                               "model": ReviewDecision},
                         422: {"description": "Invalid input, e.g. `correction_required`"}, **_NOT_FOUND})
 def decide(
-    extraction_id: int,
+    extraction_id: RowId,
     body: ReviewDecisionRequest,
     response: Response,
     principal: Principal = Depends(require_role("reviewer")),
@@ -84,7 +85,7 @@ def decide(
 def list_reviews(
     job_id: str | None = Query(default=None, max_length=32),
     limit: int = Query(default=50, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewDecisionPage:

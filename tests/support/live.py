@@ -32,6 +32,7 @@ import pymupdf
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import migrate
+from app.cli import HTTP_KEEP_ALIVE_S
 from app.db import make_engine
 from app.documents.models import Blob
 from app.review.models import Flag
@@ -128,7 +129,7 @@ def live_server(
     migrate.upgrade(url=server.database_url)
     commands: dict[str, Sequence[str]] = {
         "api": [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
-                "--log-level", "warning"],
+                "--log-level", "warning", "--timeout-keep-alive", str(HTTP_KEEP_ALIVE_S)],
     }
     if worker:
         commands["worker"] = [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--pool", "solo"]

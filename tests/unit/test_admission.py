@@ -283,3 +283,34 @@ def test_children_do_not_outlive_an_api_process_killed_under_them(tmp_path: Path
         for pid in children:
             if not _gone(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_datasheet_already_admitted_skips_the_check_unless_limits_tightened(
+        shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from app.db import session_scope
+    from app.jobs import service
+
+    checks: list[int] = []
+    real_admit = service.admit_pdf
+
+    def counting_admit(data: bytes, **limits: int) -> int:
+        checks.append(len(data))
+        return real_admit(data, **limits)
+
+    monkeypatch.setattr(service, "admit_pdf", counting_admit)
+    pdf = text_pdf(["Gain 20 dB", "page two", "page three"])
+
+    def submit() -> None:
+        with session_scope() as session:
+            service.create_job(session, data=pdf, filename="x.pdf", parameters=json.dumps(["Gain"]))
+
+    submit()
+    submit()
+    assert len(checks) == 1  # the second upload of the same bytes reused the first verdict
+
+    setenv(monkeypatch, max_pages=2)
+    with pytest.raises(DsxError) as refused:
+        submit()
+    assert refused.value.code == "too_many_pages" and len(checks) == 2

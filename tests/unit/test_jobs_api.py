@@ -14,7 +14,7 @@ PDF = text_pdf(["Supply voltage VDD 2.7 5.5 V"])
 
 
 @pytest.fixture
-def client(dsx_env) -> TestClient:  # noqa: ANN001
+def client(dsx_backend: str) -> TestClient:
     from app.main import create_app
 
     return TestClient(create_app())
@@ -87,6 +87,7 @@ BAD_INPUTS = {
     "corrupt_pdf": dict(data=_corrupt_pdf()),
     "no_parameters": dict(data=PDF, parameters="[]"),
     "invalid_parameters": dict(data=PDF, parameters='{"name": "x"}'),
+    "invalid_characters": dict(data=PDF, parameters=json.dumps([{"name": "Gain", "unit": "dB\u0000"}])),
     "empty_parameter_name": dict(data=PDF, parameters='["  "]'),
     "parameter_name_too_long": dict(data=PDF, parameters=json.dumps(["x" * 201])),
     "too_many_parameters": dict(data=PDF, parameters=json.dumps([f"p{i}" for i in range(101)])),
@@ -205,3 +206,100 @@ def test_concurrent_uploads_of_one_pdf_share_a_blob(client: TestClient, dsx_env)
     assert statuses == [202] * 8
     assert stored_rows() == (8, 8, 1)
     assert len(blob_files(dsx_env)) == 1
+
+
+# Each case: the field the problem must name, and the request that carries a control character in it.
+HOSTILE_TEXT = {
+    "nul-in-name": ("parameters[0].name", dict(parameters=json.dumps(["Supply\u0000voltage"]))),
+    "raw-nul-in-json": ("parameters[1].name", dict(parameters='["Gain", "Supply\x00voltage"]')),
+    "nul-in-unit": ("parameters[0].unit", dict(parameters=json.dumps([{"name": "Supply voltage", "unit": "V\0"}]))),
+    "nul-in-condition": ("parameters[0].conditions[1]", dict(parameters=json.dumps(
+        [{"name": "Supply voltage", "conditions": ["TA = 25 C", "VDD\u0000= 5 V"]}]))),
+    "bell-in-notes": ("parameters[0].notes", dict(parameters=json.dumps([{"name": "Vdd", "notes": "min\u0007max"}]))),
+    "line-break-in-name": ("parameters[0].name", dict(parameters=json.dumps(["Supply\nvoltage"]))),
+    "nul-in-plain-name": ("parameters[0].name", dict(parameters="Supply\x00voltage")),
+    "lone-surrogate": ("parameters[0].name", dict(parameters=json.dumps(["Supply \ud800 voltage"]))),
+    "escape-in-model": ("model", dict(model="offline/datasheet-reader\x1b")),
+    "del-in-idempotency-key": ("header.idempotency-key", dict(headers={"Idempotency-Key": "key\x7f1"})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_TEXT))
+def test_control_characters_are_rejected_naming_the_field(client: TestClient, dsx_env, case: str) -> None:  # noqa: ANN001
+    field, request = HOSTILE_TEXT[case]
+    response = post(client, PDF, **request)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "invalid_characters", body
+    assert body["field"] == field
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert stored_rows() == (0, 0, 0)
+    assert blob_files(dsx_env) == []
+
+
+def test_a_control_character_in_the_filename_is_rejected(client: TestClient) -> None:
+    # Written by hand: HTTP clients percent-encode such a filename, a hostile one sends the raw byte.
+    body = (b'--b0undary\r\nContent-Disposition: form-data; name="parameters"\r\n\r\n["Gain"]\r\n'
+            b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="ds\x01.pdf"\r\n'
+            b"Content-Type: application/pdf\r\n\r\n" + PDF + b"\r\n--b0undary--\r\n")
+    response = client.post("/v1/jobs", content=body, headers={"Content-Type": "multipart/form-data; boundary=b0undary"})
+    assert response.status_code == 422, response.text
+    assert (response.json()["code"], response.json()["field"]) == ("invalid_characters", "filename")
+    assert stored_rows() == (0, 0, 0)
+
+
+def test_free_text_notes_keep_line_breaks_and_tabs(client: TestClient) -> None:
+    notes = "Measured at the pin.\n\tSee figure 7."
+    response = post(client, PDF, [{"name": "Supply voltage", "notes": notes}])
+    assert response.status_code == 202, response.text
+    assert response.json()["parameters"][0]["notes"] == notes
+
+
+@pytest.mark.parametrize("path", ["/v1/jobs/a%00b", "/v1/jobs/a%0Ab/trace", "/v1/jobs/%01/cancel"])
+def test_control_characters_in_a_path_id_are_422(client: TestClient, path: str) -> None:
+    response = client.request("POST" if path.endswith("cancel") else "GET", path)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "invalid_characters"
+    assert response.json()["field"] == "path.job_id"
+
+
+def test_control_characters_in_a_query_value_are_422(client: TestClient) -> None:
+    response = client.get("/v1/jobs", params={"status": "queued\x00"})
+    assert response.status_code == 422, response.text
+    assert (response.json()["code"], response.json()["field"]) == ("invalid_characters", "query.status")
+
+
+@pytest.mark.parametrize("params", [{"offset": str(2**63)}, {"offset": "-1"}, {"limit": str(2**63)},
+                                    {"limit": "0"}, {"offset": "1e3"}])
+def test_paging_numbers_are_bounded_before_the_database(client: TestClient, params: dict[str, str]) -> None:
+    response = client.get("/v1/jobs", params=params)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "invalid_input"
+
+
+def test_largest_allowed_offset_is_an_empty_page(client: TestClient) -> None:
+    from app.input_policy import MAX_OFFSET
+
+    assert post(client, PDF).status_code == 202
+    page = client.get("/v1/jobs", params={"offset": MAX_OFFSET})
+    assert page.status_code == 200, page.text
+    assert page.json()["items"] == [] and page.json()["total"] == 1
+
+
+@pytest.mark.parametrize("raw", ['["Supply voltage",', '[{"name": "Gain"', '{"name": ', "[Gain]"])
+def test_parameters_that_start_like_json_must_parse(client: TestClient, raw: str) -> None:
+    response = post(client, PDF, raw)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "invalid_parameters"
+    with pytest.raises(json.JSONDecodeError) as parse_error:
+        json.loads(raw)
+    assert body["position"] == parse_error.value.pos
+    assert f"character {parse_error.value.pos}" in body["detail"]
+    assert stored_rows() == (0, 0, 0)
+
+
+def test_a_plain_string_is_one_parameter_name(client: TestClient) -> None:
+    response = post(client, PDF, "Supply voltage; at 25 C")
+    assert response.status_code == 202, response.text
+    assert [p["name"] for p in response.json()["parameters"]] == ["Supply voltage; at 25 C"]

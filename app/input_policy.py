@@ -1,0 +1,122 @@
+"""The one policy for text that enters the API: no control characters, and numbers the database can hold.
+
+A NUL or another control character in a string is never meaningful in dsx data, and some stores refuse it
+(PostgreSQL cannot hold NUL in text; a lone surrogate cannot be encoded as UTF-8). Such text is rejected at the
+edge with 422 ``invalid_characters`` naming the field, before anything is stored, on every backend alike.
+
+What counts as a control character: Unicode categories Cc (C0 controls, DEL, C1 controls) and Cs (lone
+surrogates). Free-text fields may keep tab, line feed and carriage return (a multi-line note or review
+comment); every other field is single-line, so those three are rejected there too:
+
+- free text (tab and line breaks allowed): ``notes`` (of a requested parameter), ``comment`` (of a review
+  decision), ``quote`` (of a reviewer's correction: text copied from a PDF spans lines)
+- single-line: everything else — parameter names, units, conditions, ids in paths, query values, filenames,
+  form fields, header values (a header may carry a tab, as HTTP allows)
+
+Integers that reach SQL are bounded in their route declarations, so no backend is asked for a number it cannot
+represent: ``limit``/``offset`` by :data:`MAX_OFFSET`, row ids in paths and queries by :data:`RowId`.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Path, Query, Request
+
+from app.errors import InvalidInput
+
+# Well inside every backend's integer range (PostgreSQL's OFFSET is a bigint, SQLite's INTEGER 64-bit).
+MAX_OFFSET = 2**31 - 1
+# Integer primary keys are PostgreSQL `integer` columns: an id past this cannot exist, and asking for it is an error.
+MAX_ROW_ID = 2**31 - 1
+#: A row id in a path, bounded so that no backend is asked to compare a number it cannot hold.
+RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
+#: The same, as an optional query value.
+OptionalRowId = Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)]
+
+FREE_TEXT_FIELDS = frozenset({"notes", "comment", "quote"})
+LINE_BREAKS_AND_TAB = frozenset("\t\n\r")
+HEADER_WHITESPACE = frozenset("\t")
+_FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded",)
+
+
+class InvalidCharacters(InvalidInput):
+    code = "invalid_characters"
+
+
+def first_control_character(value: str, allowed: frozenset[str] = frozenset()) -> int | None:
+    """The index of the first forbidden character in ``value``, or None when it is clean."""
+    for index, char in enumerate(value):
+        if char in allowed:
+            continue
+        if unicodedata.category(char) in ("Cc", "Cs"):
+            return index
+    return None
+
+
+def check_text(field: str, value: str, *, allowed: frozenset[str] | None = None) -> None:
+    """Raise :class:`InvalidCharacters` if ``value`` holds a control character ``field`` does not allow."""
+    if allowed is None:
+        allowed = LINE_BREAKS_AND_TAB if _leaf_name(field) in FREE_TEXT_FIELDS else frozenset()
+    index = first_control_character(value, allowed)
+    if index is not None:
+        raise InvalidCharacters(
+            f"`{field}` contains a control character (U+{ord(value[index]):04X} at position {index}); "
+            "remove it and send the request again.",
+            field=field,
+        )
+
+
+def check_nested(field: str, value: Any) -> None:
+    """Apply :func:`check_text` to every string (keys included) inside decoded JSON ``value``."""
+    for path, text in _strings(field, value):
+        check_text(path, text)
+
+
+def _strings(path: str, value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            key_path = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str):
+                yield key_path, key
+            yield from _strings(key_path, item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(f"{path}[{index}]", item)
+
+
+def _leaf_name(field: str) -> str:
+    return field.rsplit(".", 1)[-1].split("[", 1)[0]
+
+
+async def check_request_text(request: Request) -> None:
+    """App-wide dependency: path parameters, query values, header values and small request bodies (JSON or
+    url-encoded forms the route declares) are held to the policy before any route code runs. Multipart
+    uploads are streamed under a size cap by their route, which checks their fields itself."""
+    for name, value in request.path_params.items():
+        if isinstance(value, str):
+            check_text(f"path.{name}", value, allowed=frozenset())
+    for name, value in request.query_params.multi_items():
+        check_text(f"query.{name}", name, allowed=frozenset())
+        check_text(f"query.{name}", value)
+    for name, value in request.headers.items():
+        check_text(f"header.{name}", value, allowed=HEADER_WHITESPACE)
+    route = request.scope.get("route")
+    if getattr(route, "body_field", None) is None:
+        return
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/json"):
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            return  # malformed JSON is the route's validation error, reported with its own code
+        check_nested("body", body)
+    elif content_type.startswith(_FORM_CONTENT_TYPES):
+        for name, value in (await request.form()).multi_items():
+            if isinstance(value, str):
+                check_text(f"form.{name}", value)
