@@ -60,10 +60,12 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
 
 
 @lru_cache(maxsize=2048)
-def _parsed_tables(markdown: str, page: int, caption: str = "") -> tuple[Table, ...]:
+def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool = False) -> tuple[Table, ...]:
     tables = parse_markdown_tables(markdown, page)
     if len(tables) == 1:
         tables[0].caption = caption
+    if tables:
+        tables[0].continued = continued
     return tuple(tables)
 
 
@@ -100,7 +102,8 @@ def gather(conv: Conversation) -> Evidence:
             for table in result.get("tables", []) or []:
                 markdown = table.get("markdown", "") if isinstance(table, dict) else str(table)
                 caption = str(table.get("title") or "") if isinstance(table, dict) else ""
-                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page, caption))
+                continued = bool(table.get("continued_from_previous_page")) if isinstance(table, dict) else False
+                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page, caption, continued))
         elif exchange.name == "search_text":
             for hit in result.get("hits", []) or []:
                 page = hit.get("page")
