@@ -301,7 +301,8 @@ def _column_kinds(rows: Sequence[Sequence[str]], width: int) -> list[str]:
         symbols = sum(1 for c in filled if _SYMBOL.match(c) and not c.islower() and len(c.split()) == 1)
         if numbers and numbers >= 0.6 * len(filled):
             kinds.append("value")
-        elif units >= 0.6 * len(filled):
+        elif units >= 0.6 * len(filled) and len(filled) >= max(2, len(rows) // 2):
+            # A unit column fills most rows; one stray letter ("C", "A") in a header is no unit column.
             kinds.append("unit")
         elif symbols >= 0.6 * len(filled):
             kinds.append("symbol")

@@ -26,7 +26,16 @@ from app.agent.offline.candidates import (
 from app.agent.offline.model_units import reader_unit
 from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
-from app.documents.table_model import LIMIT_ROLES, ColumnRoles, ModelRow, Role, TableModel, build_table, header_role
+from app.documents.table_model import (
+    LIMIT_ROLES,
+    ColumnRoles,
+    ModelRow,
+    Role,
+    TableModel,
+    build_table,
+    header_role,
+    split_footnote_marks,
+)
 
 # --- Markdown tables ---------------------------------------------------------------------------------------
 
@@ -107,7 +116,12 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
     if not rows:
         return [], model
     if not model.characteristic:
-        return _matrix_candidates(table.page, rows, table.title, abs_max_hint), model
+        found = _matrix_candidates(table.page, rows, table.title, abs_max_hint)
+        for cand in found:
+            # "Peak Forward Current [1]": the conditions of the rating are in note 1 below the table.
+            _, marks = split_footnote_marks(cand.own_label or cand.label)
+            cand.context = " ".join([cand.context, *((footnotes or {}).get(m, "") for m in marks)])
+        return found, model
     data = [(list(row.cells), _role_names(model.row_roles[k])) for k, row in enumerate(model.rows)]
     labels = _wrapped_labels(data)
     labels = _condition_rows(data, labels)
