@@ -70,7 +70,8 @@ _ROLE_WORDS: dict[Role, re.Pattern[str]] = {
     Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|specifications?|items?|name|"
                                r"features?|properties|property)$"),
     Role.SYMBOL: re.compile(r"^(?:symbols?|sym|abbr)$"),
-    Role.CONDITIONS: re.compile(r"^(?:(?:test )?conditions?|test setup|condition|remarks?|comments?)$"),
+    Role.CONDITIONS: re.compile(r"^(?:(?:test )?conditions?|test setup|remarks?|comments?|(?:operating )?modes?|"
+                                r"settings?|configurations?)$"),
     Role.VALUE: re.compile(r"^(?:values?|ratings?|rated|rating value|specs?|data|limits?)$"),
     Role.NOTES: re.compile(r"^(?:notes?|ref|reference)$"),
 }
@@ -118,7 +119,8 @@ class Limits:
     """What one row specifies.
 
     Invariants: at least one of ``min``/``typical``/``max`` is set; a ``±X`` symmetric limit has ``min == -max``
-    and ``symmetric`` True; ``tolerance`` is only set for a nominal printed ``N ± T`` (then ``typical`` is N);
+    and ``symmetric`` True; ``tolerance`` is only set for a nominal printed ``N ± T`` (then ``typical`` is N and,
+    unless the row prints its own limits, ``min``/``max`` are N − T and N + T);
     ``printed`` holds the value cells as printed, left to right, for quoting.
     """
 
@@ -442,6 +444,9 @@ def _limits(cells: dict[Role, CellNumber], name: str, printed: list[str]) -> Lim
         fields[slot] = number.value
     if all(v is None for v in fields.values()):
         return None
+    if tolerance is not None and fields["typical"] is not None and fields["min"] is None and fields["max"] is None:
+        # "40 ± 2": the nominal with the band it may deviate by.
+        fields["min"], fields["max"] = fields["typical"] - tolerance, fields["typical"] + tolerance
     return Limits(fields["min"], fields["typical"], fields["max"], symmetric, tolerance, tuple(printed))
 
 

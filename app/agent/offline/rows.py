@@ -3,7 +3,9 @@
 Two shapes of table carry values in datasheets:
 
 * characteristic tables with role columns (Parameter / Symbol / Conditions / Min / Typ / Max / Unit, or a
-  single Value / Ratings column): one candidate per row, or per sub-row when cells hold several lines;
+  single Value / Ratings column), read through the typed table model (``app.documents.table_model``): one
+  candidate per row or sub-row, its fields assigned from the column roles alone, its unit from the unit column;
+  a row whose roles the layout leaves open becomes a candidate that carries the reason instead of values;
 * matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
   cell, labelled by its row and its column header.
 """
@@ -25,7 +27,7 @@ from app.agent.offline.candidates import (
 )
 from app.agent.offline.model_units import reader_unit
 from app.agent.offline.units import Unit, parse_unit
-from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
+from app.agent.offline.values import Reading, parse_number, read_values
 from app.documents.table_model import (
     LIMIT_ROLES,
     ColumnRoles,
@@ -469,23 +471,6 @@ def _sub_context(title: str, sub_conditions: list[str], conditions: list[str], k
         lines = _lines(cond)
         parts.append(lines[k] if len(lines) == count and count > 1 else cond.replace("\n", " "))
     return " ".join(p for p in parts if p)
-
-
-def _cell_number(line: str) -> tuple[float | None, Unit | None, str | None, str]:
-    text = line.strip()
-    if EMPTY_CELL.match(text):
-        return None, None, None, text
-    number = parse_number(text)
-    if number is not None:
-        return number, None, None, text
-    readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le", "pm")]
-    if readings and (len(readings) == 1 and len(text) <= 16 or readings[0].start == 0 and readings[0].unit):
-        r = readings[0]
-        # In a Min/Typ/Max column a "±1" is the magnitude of that limit.
-        value = r.typical if r.typical is not None else r.max if r.kind == "pm" else (
-            r.min if r.min is not None else r.max)
-        return value, r.unit, r.unit_text, r.text.lstrip("<>≤≥＜＞ ")
-    return None, None, None, text
 
 
 def _assign_unit(cand: Candidate, unit_lines: list[str], k: int, count: int, roles: list[str | None],
