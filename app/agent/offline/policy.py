@@ -24,6 +24,9 @@ from app.agent.offline.values import read_values
 SUBMIT = "submit_extraction"
 PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
 CLEAR_CONFIDENCE = 0.75
+# Below this confidence the reader's answers are wrong about as often as right (the fidelity bench's calibration
+# bins): it declines instead, with the reading it would have given in the reason.
+ANSWER_FLOOR = 0.3
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
@@ -359,6 +362,9 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
         reason += "; the cross-check search did not find the value again on that page"
     elif checked:
         reason += "; cross-check search found the value again on that page"
+    if confidence < ANSWER_FLOOR:
+        return _decline(f"{reason}; confidence {confidence:.2f} is below {ANSWER_FLOOR}: declining rather than "
+                        f"guessing")
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
     if unit is None and query.counted and cand.following:
         unit = query.counted.split()[-1]  # a count is measured in the things counted ("16 analog inputs")
