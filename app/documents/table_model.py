@@ -163,9 +163,10 @@ class ModelRow:
         return self.parent_index is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TableModel:
-    """A table read as a characteristics table.
+    """A table read as a characteristics table. Compared and hashed by identity: a model is the key of the next
+    table's reading, and hashing every cell of it on every turn would cost more than the reading.
 
     Invariants: ``rows`` hold data rows only (header and section-title rows are consumed); ``roles`` apply to every
     row (a header later in the table re-labels the rows after it, recorded in ``row_roles``); ``sections`` lists
