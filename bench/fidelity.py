@@ -1,11 +1,11 @@
 """Fidelity of the offline reader on the dev claims, through the production path.
 
-Run from the repository root:  .venv/bin/python bench/fidelity.py [--claims PATH ...] [--engine agentic|single-pass]
-[--name-only] [--only SUBSTRING] [--floor 0.5]
+Run from the repository root:  .venv/bin/python bench/fidelity.py [--claims FILE ...] [--engine agentic|single-pass]
+[--name-only] [--only SUBSTRING] [--floor 0.5] [--summary-only]
 
-``--claims`` may be given several times (default: the shared dev claims); each file is measured and totalled on its
-own. A claim file's ``documents`` map names each PDF relative to the shared datasheets directory; a bare file name
-that is not there is looked up in its ``corpus/`` subfolder.
+With several ``--claims`` files, each set is measured in turn and a closing table prints one row per set: exact,
+wrong and declined as shares of the set's claims, wrong as a share of the answers given, and the median wall
+time per parameter with a warm index.
 
 Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
 loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
@@ -39,7 +39,6 @@ sys.path.insert(0, str(REPO))
 
 SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
 DATASHEETS = SHARED / "datasheets"
-DATASHEET_DIRS = (DATASHEETS, DATASHEETS / "corpus")
 CLAIMS = SHARED / "eval" / "dev_claims.yaml"
 BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 1.01))
 
@@ -119,91 +118,93 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="run only claims whose id contains this text")
     parser.add_argument("--floor", type=float, default=0.5, help="confidence below which an answer counts as "
                         "declinable (default 0.5)")
-    parser.add_argument("--claims", type=Path, action="append", default=None,
-                        help="claim file to measure; repeat for several (default: the shared dev claims)")
+    parser.add_argument("--claims", type=Path, nargs="+", default=[CLAIMS], help="one or more claim files")
+    parser.add_argument("--summary-only", action="store_true", help="print only each set's totals and the table")
     parser.add_argument("--name-only", action="store_true", help="send only the parameter name (no unit hint, no "
                         "conditions): how the reader copes with a terse request")
     args = parser.parse_args()
 
     _isolated_store()
-    reader_ms = _time_reader()
-    echo_ms = litellm_call_overhead_ms()
-    for path in args.claims or [CLAIMS]:
-        _measure(path, args, reader_ms, echo_ms)
-    return 0
-
-
-def _datasheet(document: Any) -> Path:
-    """The PDF of a claim file's document entry, from the shared datasheets directory or its corpus/ subfolder."""
-    from app.errors import InvalidInput
-    from app.evaluation.claims import resolve_document
-
-    missing: InvalidInput | None = None
-    for folder in DATASHEET_DIRS:
-        try:
-            return resolve_document(document, folder)
-        except InvalidInput as exc:
-            missing = exc
-    assert missing is not None
-    raise missing
-
-
-def _measure(path: Path, args: argparse.Namespace, reader_ms: list[float], echo_ms: float) -> None:
     from app.agent.engines import run_parameter
     from app.agent.registry import resolve_model
     from app.agent.schemas import RunContext
     from app.documents.cache import open_index
-    from app.evaluation.claims import load_claims, request_for
+    from app.evaluation.claims import load_claims, request_for, resolve_document
     from app.evaluation.grading import grade
 
-    claims = load_claims(path)
-
-    def request(claim: Any) -> Any:
-        full = request_for(claim)
-        return full.model_copy(update={"unit": None, "conditions": []}) if args.name_only else full
-
+    reader_ms = _time_reader()
     model = resolve_model("offline/datasheet-reader")
-    selected = [c for c in claims.claims if not args.only or args.only in c.id]
-    if not selected:
-        print(f"{path}: no claims selected")
-        return
-    indexes = {}
-    for claim in selected:
-        if claim.document not in indexes:
-            indexes[claim.document] = open_index(_datasheet(claims.documents[claim.document]))
+    indexes: dict[Path, Any] = {}
+    summaries: list[tuple[str, list[dict[str, Any]]]] = []
+    for path in args.claims:
+        claims = load_claims(path)
 
-    # Warm-up: imports, unit registry, LiteLLM provider registration (not part of any claim's time).
-    first = selected[0]
-    run_parameter(index=indexes[first.document], request=request(first), model=model, engine=args.engine,
-                  context=RunContext())
+        def request(claim: Any) -> Any:
+            full = request_for(claim)
+            return full.model_copy(update={"unit": None, "conditions": []}) if args.name_only else full
 
-    rows: list[dict[str, Any]] = []
-    print(f"== {path} ({args.engine})")
-    print(f"{'claim':52s} {'exact':5s} {'ndl':3s} {'quote':5s} {'page':4s} {'conf':>5s} {'ms':>7s}  answer")
-    for claim in selected:
-        reader_ms[0] = 0.0
-        started = time.perf_counter()
-        outcome = run_parameter(index=indexes[claim.document], request=request(claim), model=model,
-                                engine=args.engine, context=RunContext())
-        wall_ms = (time.perf_counter() - started) * 1000
-        extraction = outcome.extraction.model_dump() if outcome.extraction else None
-        verdict = grade(claim, extraction)
-        found = bool(extraction and extraction.get("found"))
-        confidence = float(extraction.get("confidence", 0.0)) if extraction else 0.0
-        quote_ok = _quote_needles(claim, extraction.get("quote") if extraction else None)
-        answer = (f"{extraction['values'][0]} p{extraction.get('source_page')}" if found
-                  else f"declined: {(extraction or {}).get('reason') or outcome.error_code}")
-        rows.append({"id": claim.id, "kind": claim.kind, "found": found, "exact": verdict.exact,
-                     "needles": verdict.fidelity, "quote": quote_ok, "page": verdict.page_match,
-                     "confidence": confidence, "ms": wall_ms, "llm_ms": float(outcome.extra.get("llm_ms", 0.0)),
-                     "tool_ms": float(outcome.extra.get("tool_ms", 0.0)), "turns": outcome.extra.get("turns"),
-                     "reader_ms": reader_ms[0]})
-        mark = lambda ok: "yes" if ok else ("-" if ok is None else "NO")  # noqa: E731
-        print(f"{claim.id:52s} {mark(verdict.exact):5s} {mark(verdict.fidelity):3s} {mark(quote_ok):5s} "
-              f"{mark(verdict.page_match):4s} {confidence:5.2f} {wall_ms:7.1f}  {answer[:140]}")
+        selected = [c for c in claims.claims if not args.only or args.only in c.id]
+        if not selected:
+            continue
+        for claim in selected:
+            file = resolve_document(claims.documents[claim.document], DATASHEETS)
+            if file not in indexes:
+                indexes[file] = open_index(file)
 
-    _print_totals(rows, args.floor, echo_ms)
-    print()
+        def index_of(claim: Any, claims: Any = claims) -> Any:
+            return indexes[resolve_document(claims.documents[claim.document], DATASHEETS)]
+
+        # Warm-up: imports, unit registry, LiteLLM provider registration (not part of any claim's time).
+        run_parameter(index=index_of(selected[0]), request=request(selected[0]), model=model, engine=args.engine,
+                      context=RunContext())
+
+        rows: list[dict[str, Any]] = []
+        print(f"\n== {path} ({args.engine})")
+        if not args.summary_only:
+            print(f"{'claim':52s} {'exact':5s} {'ndl':3s} {'quote':5s} {'page':4s} {'conf':>5s} {'ms':>7s}  answer")
+        for claim in selected:
+            reader_ms[0] = 0.0
+            started = time.perf_counter()
+            outcome = run_parameter(index=index_of(claim), request=request(claim), model=model,
+                                    engine=args.engine, context=RunContext())
+            wall_ms = (time.perf_counter() - started) * 1000
+            extraction = outcome.extraction.model_dump() if outcome.extraction else None
+            verdict = grade(claim, extraction)
+            found = bool(extraction and extraction.get("found"))
+            confidence = float(extraction.get("confidence", 0.0)) if extraction else 0.0
+            quote_ok = _quote_needles(claim, extraction.get("quote") if extraction else None)
+            answer = (f"{extraction['values'][0]} p{extraction.get('source_page')}" if found
+                      else f"declined: {(extraction or {}).get('reason') or outcome.error_code}")
+            rows.append({"id": claim.id, "kind": claim.kind, "found": found, "exact": verdict.exact,
+                         "needles": verdict.fidelity, "quote": quote_ok, "page": verdict.page_match,
+                         "confidence": confidence, "ms": wall_ms,
+                         "llm_ms": float(outcome.extra.get("llm_ms", 0.0)),
+                         "tool_ms": float(outcome.extra.get("tool_ms", 0.0)), "turns": outcome.extra.get("turns"),
+                         "reader_ms": reader_ms[0]})
+            if not args.summary_only:
+                mark = lambda ok: "yes" if ok else ("-" if ok is None else "NO")  # noqa: E731
+                print(f"{claim.id:52s} {mark(verdict.exact):5s} {mark(verdict.fidelity):3s} {mark(quote_ok):5s} "
+                      f"{mark(verdict.page_match):4s} {confidence:5.2f} {wall_ms:7.1f}  {answer[:140]}")
+        _print_totals(rows, args.floor, litellm_call_overhead_ms())
+        summaries.append((str(path), rows))
+    _print_summary(summaries, args.engine)
+    return 0
+
+
+def _print_summary(summaries: list[tuple[str, list[dict[str, Any]]]], engine: str) -> None:
+    """One row per claim set: the figures the goals are stated in."""
+    print(f"\nsummary ({engine}): exact, wrong and declined as shares of the claims; wrong/answered as a share of "
+          f"the answers given; median ms per parameter with a warm index")
+    print(f"{'claim set':60s} {'n':>3s} {'exact':>7s} {'wrong':>7s} {'declined':>8s} {'wrong/answered':>14s} "
+          f"{'median ms':>9s}")
+    for name, rows in summaries:
+        n = len(rows)
+        exact = sum(r["exact"] for r in rows)
+        answered = [r for r in rows if r["found"]]
+        wrong = sum(1 for r in answered if not r["exact"])
+        share = f"{wrong / len(answered):.1%}" if answered else "-"
+        print(f"{name[-60:]:60s} {n:3d} {exact / n:7.1%} {wrong / n:7.1%} {(n - len(answered)) / n:8.1%} "
+              f"{share:>14s} {statistics.median(r['ms'] for r in rows):9.1f}")
 
 
 def _print_totals(rows: list[dict[str, Any]], floor: float, echo_ms: float) -> None:

@@ -80,6 +80,7 @@ class Candidate:
     in_notes: bool = False  # a numbered line of a "Notes:" list, where tolerances and test remarks go
     symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")
+    ambiguity: str | None = None  # why this row's values cannot be assigned to fields (then it has none)
 
     def values(self) -> tuple[float | None, float | None, float | None]:
         return self.min, self.typical, self.max

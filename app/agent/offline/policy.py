@@ -24,6 +24,9 @@ from app.agent.offline.values import read_values
 SUBMIT = "submit_extraction"
 PAGES_TO_READ = 3  # pages read in full before answering, unless the answer is already clear
 CLEAR_CONFIDENCE = 0.75
+# Below this confidence the reader's answers are wrong about as often as right (the fidelity bench's calibration
+# bins): it declines instead, with the reading it would have given in the reason.
+ANSWER_FLOOR = 0.3
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
@@ -60,10 +63,12 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
 
 
 @lru_cache(maxsize=2048)
-def _parsed_tables(markdown: str, page: int, caption: str = "") -> tuple[Table, ...]:
+def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool = False) -> tuple[Table, ...]:
     tables = parse_markdown_tables(markdown, page)
     if len(tables) == 1:
         tables[0].caption = caption
+    if tables:
+        tables[0].continued = continued
     return tuple(tables)
 
 
@@ -100,7 +105,8 @@ def gather(conv: Conversation) -> Evidence:
             for table in result.get("tables", []) or []:
                 markdown = table.get("markdown", "") if isinstance(table, dict) else str(table)
                 caption = str(table.get("title") or "") if isinstance(table, dict) else ""
-                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page, caption))
+                continued = bool(table.get("continued_from_previous_page")) if isinstance(table, dict) else False
+                evidence.tables.setdefault(page, []).extend(_parsed_tables(markdown, page, caption, continued))
         elif exchange.name == "search_text":
             for hit in result.get("hits", []) or []:
                 page = hit.get("page")
@@ -356,6 +362,9 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
         reason += "; the cross-check search did not find the value again on that page"
     elif checked:
         reason += "; cross-check search found the value again on that page"
+    if confidence < ANSWER_FLOOR:
+        return _decline(f"{reason}; confidence {confidence:.2f} is below {ANSWER_FLOOR}: declining rather than "
+                        f"guessing")
     unit = cand.unit.canonical if cand.unit else (cand.unit_text or None)
     if unit is None and query.counted and cand.following:
         unit = query.counted.split()[-1]  # a count is measured in the things counted ("16 analog inputs")

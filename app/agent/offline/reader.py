@@ -28,6 +28,7 @@ from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
 from app.agent.offline.units import parse_unit
+from app.documents.table_model import TableModel
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5
@@ -392,12 +393,19 @@ def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:
     candidates: list[Candidate] = []
-    roles: tuple[str | None, ...] | None = None
+    previous: TableModel | None = None
+    previous_page: int | None = None
     for page in sorted(evidence.tables):
         lines = tuple(evidence.page_lines.get(page, []))
-        for table in evidence.tables[page]:
+        for position, table in enumerate(evidence.tables[page]):
+            # The table above on the same page, or the last one of the previous page for a table that opens
+            # this page: either may hold the header a header-less table is printed under.
+            follows = previous_page == page or (position == 0 and previous_page == page - 1)
             rows = tuple(tuple(row) for row in table.rows)
-            found, roles = _table_candidates_cached(page, rows, table.title, lines, roles, table.caption)
+            found, previous = _table_candidates_cached(page, rows, table.title, lines,
+                                                       previous if follows else None, table.caption,
+                                                       table.continued)
+            previous_page = page
             candidates.extend(found)
     for page, lines in evidence.page_lines.items():
         candidates.extend(_line_candidates_cached(page, tuple(lines), True))
@@ -413,25 +421,18 @@ def collect_candidates(evidence: Evidence) -> list[Candidate]:
 # Candidates are treated as read-only after construction.
 @lru_cache(maxsize=4096)
 def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title: str, lines: tuple[str, ...],
-                             roles: tuple[str | None, ...] | None, caption: str = ""
-                             ) -> tuple[tuple[Candidate, ...], tuple[str | None, ...]]:
-    table = Table(page, [list(r) for r in rows], title)
+                             previous: TableModel | None, caption: str = "", continued: bool = False
+                             ) -> tuple[tuple[Candidate, ...], TableModel]:
+    table = Table(page, [list(r) for r in rows], title, caption, continued)
     # A section title right above the table says where it sits better than page text whose reading order the
     # text layer may have scrambled (all headings first, then all tables).
     if len(caption) < 80 and SECTION_TITLE.search(caption):
         hint = bool(ABS_MAX_TITLE.search(caption))
     else:
         hint = _table_under_abs_max(table, list(lines))
-    found, final_roles = table_candidates(table, abs_max_hint=hint, inherited_roles=list(roles) if roles else None)
-    notes = footnotes(list(lines))
-    for cand in found:
-        # "Peak Forward Current [1]": the conditions of the rating are in note 1 below the table.
-        for mark in _FOOTNOTE_REF.findall(cand.label):
-            cand.context += " " + " ".join(notes.get(mark, []))
-    return tuple(found), tuple(final_roles)
-
-
-_FOOTNOTE_REF = re.compile(r"\[(\d{1,2})\]")
+    notes = {mark: " ".join(texts) for mark, texts in footnotes(list(lines)).items()}
+    found, model = table_candidates(table, abs_max_hint=hint, previous=previous, footnotes=notes)
+    return tuple(found), model
 
 
 @lru_cache(maxsize=4096)
@@ -507,8 +508,17 @@ def _score_cached(query: Query, cand: Candidate) -> Scored | None:
 def decide(query: Query, evidence: Evidence) -> Decision:
     wanted = frozenset(p for phrase in [*query.phrases, *query.all_symbols] for p in _prefixes(phrase))
     scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence) if _could_name(wanted, c))
-              if s is not None and any(v is not None for v in s.candidate.values())]
+              if s is not None and (s.candidate.ambiguity or any(v is not None for v in s.candidate.values()))]
     scored.sort(key=lambda s: (-s.total, s.candidate.page))
+    if not scored:
+        return Decision(None, 0.0, None, [], f"no table row or text line read names '{query.name}' with a value "
+                        f"of the expected kind")
+    best = scored[0]
+    if best.candidate.ambiguity and best.total >= MIN_TOTAL:
+        return Decision(None, 0.0, None, scored[:3],
+                        f"the row '{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, "
+                        f"but {best.candidate.ambiguity}; declining rather than guessing")
+    scored = [s for s in scored if not s.candidate.ambiguity]
     if not scored:
         return Decision(None, 0.0, None, [], f"no table row or text line read names '{query.name}' with a value "
                         f"of the expected kind")

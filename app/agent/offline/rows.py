@@ -3,7 +3,9 @@
 Two shapes of table carry values in datasheets:
 
 * characteristic tables with role columns (Parameter / Symbol / Conditions / Min / Typ / Max / Unit, or a
-  single Value / Ratings column): one candidate per row, or per sub-row when cells hold several lines;
+  single Value / Ratings column), read through the typed table model (``app.documents.table_model``): one
+  candidate per row or sub-row, its fields assigned from the column roles alone, its unit from the unit column;
+  a row whose roles the layout leaves open becomes a candidate that carries the reason instead of values;
 * matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
   cell, labelled by its row and its column header.
 """
@@ -11,6 +13,7 @@ Two shapes of table carry values in datasheets:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.agent.offline.candidates import (
@@ -22,21 +25,19 @@ from app.agent.offline.candidates import (
     limit_in_parentheses,
     limit_leading,
 )
-from app.agent.offline.synonyms import fold
+from app.agent.offline.model_units import reader_unit
 from app.agent.offline.units import Unit, parse_unit
-from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
-
-ROLE_PATTERNS: dict[str, re.Pattern[str]] = {
-    "min": re.compile(r"^(min|minimum|min\s*value|lower)$"),
-    "typical": re.compile(r"^(typ|typical|tpy|nom|nominal|typ\s*value)$"),
-    "max": re.compile(r"^(max|maximum|max\s*value|upper)$"),
-    "unit": re.compile(r"^(units?|unit\s*of\s*measure)$"),
-    "parameter": re.compile(r"^(parameters?|characteristics?|descriptions?|specifications?|items?|name)$"),
-    "symbol": re.compile(r"^(symbols?|sym)$"),
-    "conditions": re.compile(r"^((test\s*)?conditions?|remarks?|notes?|comments?)$"),
-    "value": re.compile(r"^(values?|ratings?|rated|rating\s*value|specs?|data)$"),
-}
-
+from app.agent.offline.values import Reading, parse_number, read_values
+from app.documents.table_model import (
+    LIMIT_ROLES,
+    ColumnRoles,
+    ModelRow,
+    Role,
+    TableModel,
+    build_table,
+    header_role,
+    split_footnote_marks,
+)
 
 # --- Markdown tables ---------------------------------------------------------------------------------------
 
@@ -46,6 +47,7 @@ class Table:
     rows: list[list[str]]
     title: str = ""
     caption: str = ""  # the text the table tool found above the table ("Absolute Maximum Ratings at TA=25°C")
+    continued: bool = False  # the table tool says it continues a table from the previous page
 
 
 def _clean_cell(cell: str) -> str:
@@ -76,48 +78,8 @@ def parse_markdown_tables(markdown: str, page: int) -> list[Table]:
 
 
 def _cell_role(text: str) -> str | None:
-    # "Min (V)", "Typ.": the unit in parentheses is read separately from the column label.
-    key = re.sub(r"[^a-z ]", "", fold(re.sub(r"\([^)]*\)", " ", text.replace("\n", " ")))).strip()
-    key = re.sub(r"\s+", " ", key)
-    for role, pattern in ROLE_PATTERNS.items():
-        if key and pattern.match(key):
-            return role
-    words = key.split()
-    if 2 <= len(words) <= 3 and all(ROLE_PATTERNS["unit"].match(w) or ROLE_PATTERNS["conditions"].match(w)
-                                    for w in words[1:]):
-        # "Max. Unit" / "Max Unit Conditions": merged header cells whose values carry their unit and
-        # conditions after the number ("60 mA", "300 ns CL=15pF").
-        for role in (*NUMERIC_ROLES, "value"):
-            if ROLE_PATTERNS[role].match(words[0]):
-                return role
-    return None
-
-
-_TRAILING_ROLE_WORDS = re.compile(r"(?:\s*\b(?:min|typ|tpy|max)\b\.?)+\s*$", re.IGNORECASE)
-_ROLE_WORD = {"min": "min", "typ": "typical", "tpy": "typical", "max": "max"}
-
-
-def _merged_group_header(roles: list[str | None], row: list[str]) -> tuple[list[str | None], dict[int, str]]:
-    """Roles of a header row in which the text layer merged a group title into the first sub-header cell
-    ("Quiescent Current: <0.5mA Min." | "Typ." | "Max.", or "Iv (mcd) @ 10mA Min. Typ." | ""): the trailing
-    role words give the roles of that cell and of the empty cells after it, and the title heads all of them."""
-    roles = list(roles)
-    titles: dict[int, str] = {}
-    for i, cell in enumerate(row):
-        text = " ".join(cell.split())
-        match = _TRAILING_ROLE_WORDS.search(text) if roles[i] is None and text else None
-        if match is None or match.start() == 0:
-            continue
-        words = [w.lower() for w in re.findall(r"min|typ|tpy|max", match.group(0), re.IGNORECASE)]
-        targets = list(range(i, i + len(words)))
-        if targets[-1] >= len(row) or any(row[j].strip() for j in targets[1:]):
-            continue
-        if len(words) == 1 and not any(r in NUMERIC_ROLES for r in roles):
-            continue  # one trailing "max" with no role column beside it is more likely part of a name
-        for j, word in zip(targets, words, strict=True):
-            roles[j] = _ROLE_WORD[word]
-            titles[j] = text[:match.start()].strip()
-    return roles, titles
+    role = header_role(text)
+    return None if role is None else ("conditions" if role is Role.NOTES else role.value)
 
 
 def _is_number_cell(text: str) -> bool:
@@ -145,47 +107,121 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def table_candidates(table: Table, abs_max_hint: bool = False,
-                     inherited_roles: list[str | None] | None = None) -> tuple[list[Candidate], list[str | None]]:
-    """Candidates of one table (rows with role columns, and numeric cells of the other columns), and the column
-    roles it ended with. A table without a header row of its own (the continuation of a table split by the
-    extractor or by a page break) takes ``inherited_roles`` when the widths agree."""
+def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableModel | None = None,
+                     footnotes: Mapping[str, str] | None = None) -> tuple[list[Candidate], TableModel]:
+    """Candidates of one table and its model. A characteristics table gives one candidate per row (per sub-row
+    of a multi-row cell), its fields taken from the column roles alone; ``previous`` (the table above on the
+    page, or the table's part on the previous page) labels a table printed without a header of its own. Any
+    other table is read as a matrix: one candidate per numeric cell, labelled by its row and column."""
     rows = [r for r in table.rows if any(c for c in r)]
+    model = build_table(rows, table.caption, previous, table.continued, footnotes)
     if not rows:
-        return [], list(inherited_roles or [])
+        return [], model
+    if not model.characteristic:
+        found = _matrix_candidates(table.page, rows, table.title, abs_max_hint)
+        for cand in found:
+            # "Peak Forward Current [1]": the conditions of the rating are in note 1 below the table.
+            _, marks = split_footnote_marks(cand.own_label or cand.label)
+            cand.context = " ".join([cand.context, *((footnotes or {}).get(m, "") for m in marks)])
+        return found, model
+    data = [(list(row.cells), _role_names(model.row_roles[k])) for k, row in enumerate(model.rows)]
+    labels = _wrapped_labels(data)
+    labels = _condition_rows(data, labels)
+    grades = _grade_rows(data)
+    unit_columns = _unit_like_columns([cells for cells, _ in data]) if data else set()
+    candidates: list[Candidate] = []
+    for k, row in enumerate(model.rows):
+        roles = model.row_roles[k]
+        names = data[k][1]
+        column_labels = [[label] if label else [] for label in roles.labels] or [[] for _ in names]
+        title = " ".join(p for p in (table.title, model.caption if len(model.caption) < 80 else "",
+                                     " ".join(dict.fromkeys(x for x in roles.labels if x)), row.section) if p)
+        abs_max = _under_abs_max(abs_max_hint, row.section, roles.labels)
+        found: list[Candidate] = []
+        limit = _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
+        if limit is not None:
+            found.append(limit)
+        found.extend(_row_candidates(table.page, list(row.cells), names, column_labels, unit_columns, title,
+                                     abs_max, labels[k] or (row.name if row.is_sub_row else None)))
+        for cand in found:
+            cand.grades = grades[k]
+            if cand is not limit:  # the limit candidate's context holds the notes already
+                cand.context = " ".join([cand.context, *row.notes])
+        candidates.extend(found)
+    return candidates, model
+
+
+def _role_names(roles: ColumnRoles) -> list[str | None]:
+    return [None if r is None else ("conditions" if r is Role.NOTES else r.value) for r in roles.roles]
+
+
+def _under_abs_max(hint: bool, section: str, labels: tuple[str, ...]) -> bool:
+    """A section title or header naming the absolute maximum ratings overrides the caption's hint; another
+    section title ("Electrical characteristics") ends it."""
+    for text in (section, " ".join(labels)):
+        if ABS_MAX_TITLE.search(text):
+            return True
+        if SECTION_TITLE.search(text):
+            return False
+    return hint
+
+
+def _limit_candidate(page: int, row: ModelRow, roles: ColumnRoles, title: str, abs_max: bool,
+                     wrapped_label: str | None) -> Candidate | None:
+    """The candidate of a row's Min/Typ/Max cells: fields from the columns' roles, unit from the row's unit."""
+    if row.limits is None and row.ambiguity is None:
+        return None
+    if row.limits is not None and not any(r in LIMIT_ROLES for r in roles.roles):
+        return None  # a Value column is read as an expression (ranges, "±16 or 32") with the matrix cells
+    own = row.name if not row.is_sub_row else f"{row.name} {row.sub_label}".strip()
+    group_symbol = "" if row.symbol or roles.columns(Role.PARAMETER) else _group_symbol(
+        [roles.labels[i] for i in roles.columns(*LIMIT_ROLES)[:1] if i < len(roles.labels)])
+    cand = Candidate(page, "table_row", (wrapped_label or row.name).strip(), symbol=row.symbol or group_symbol,
+                     abs_max=abs_max, explicit_fields=True, symbol_named=bool(group_symbol))
+    cand.unit = reader_unit(row.unit)
+    if cand.unit is None:
+        cand.unit, cand.unit_text = _unit_from_header(row.name)  # "Supply voltage (V)"
+    else:
+        cand.unit_text = row.unit.printed if row.unit else cand.unit.canonical
+    notes = " ".join(row.notes)
+    cand.context = " ".join(p for p in (title, row.sub_label, row.conditions, notes,
+                                        " ".join(c.replace("\n", " ") for c in row.cells if c)) if p)
+    cand.alt_labels = [row.sub_label] if row.sub_label else []
+    cand.own_label = own
+    cand.extra_conditions = row.conditions
+    cand.line_text = " ".join(dict.fromkeys(c.replace("\n", " ") for c in row.cells if c))
+    if row.ambiguity is not None:
+        cand.ambiguity = row.ambiguity
+        return cand
+    limits = row.limits
+    assert limits is not None
+    cand.min, cand.typical, cand.max = limits.min, limits.typical, limits.max
+    cand.printed = list(limits.printed)
+    cand.value_text = " ".join(limits.printed)
+    return cand
+
+
+def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hint: bool) -> list[Candidate]:
+    """A table without limit columns: variants across (12 V / 24 V models), quantities down, or the reverse."""
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
     roles: list[str | None] = [None] * width
-    if inherited_roles and len(inherited_roles) == width:
-        roles = list(inherited_roles)
-    elif inherited_roles and len(inherited_roles) == width + 1 and None in inherited_roles:
-        # The previous part had one more (empty, unlabelled) column than this continuation.
-        roles = list(inherited_roles)
-        roles.remove(None)
     column_labels: list[list[str]] = [[] for _ in range(width)]
-    title = table.title
     abs_max = abs_max_hint
     unit_columns = _unit_like_columns(rows)
-    # First pass: header rows update roles and column labels; data rows are kept with the state they saw.
     data: list[tuple[list[str], list[str | None], list[list[str]], str, bool]] = []
     for n, row in enumerate(rows):
         variants = False
-        row_roles, group_titles = _merged_group_header([_cell_role(c) for c in row], row)
-        # A row naming three or more columns, or titling a group of them, is a header even when a title holds a
-        # value ("Quiescent Current: <0.5mA Min.", "Iv (mcd) @ 10mA Min. Typ.").
-        if _is_header_row(row) and (not _looks_like_data_row(row, roles) or group_titles
-                                    or sum(1 for r in row_roles if r) >= 3
+        row_roles = [_cell_role(c) for c in row]
+        if _is_header_row(row) and (not _looks_like_data_row(row, roles) or sum(1 for r in row_roles if r) >= 3
                                     or (variants := not data and _variant_header(row, rows[n + 1:]))):
             found_roles = [r for r in row_roles if r]
-            if len(found_roles) >= 2 or (found_roles and found_roles[0] in (*NUMERIC_ROLES, "value")
-                                         and sum(1 for c in row if c) <= 3):
+            if len(found_roles) >= 2 or (found_roles and found_roles[0] == "value" and sum(1 for c in row if c) <= 3):
                 roles = [r or (roles[i] if roles[i] in ("parameter", "symbol") else None)
                          for i, r in enumerate(row_roles)]
             for i, cell in enumerate(row):
                 if cell:
                     column_labels[i] = [cell.replace("\n", " ")] + column_labels[i][:2]
-                if i in group_titles:
-                    column_labels[i] = [group_titles[i]] + column_labels[i][:2]
             joined = " ".join(dict.fromkeys(c for c in row if c))
             if ABS_MAX_TITLE.search(joined):
                 abs_max = True
@@ -197,16 +233,15 @@ def table_candidates(table: Table, abs_max_hint: bool = False,
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
-    labels = _condition_rows([(row, row_roles) for row, row_roles, *_ in data], labels)
     grades = _grade_rows([(row, row_roles) for row, row_roles, *_ in data])
     candidates: list[Candidate] = []
     for (row, row_roles, labels_at, row_title, row_abs_max), label, row_grades in zip(data, labels, grades,
                                                                                     strict=True):
-        found = _row_candidates(table.page, row, row_roles, labels_at, unit_columns, row_title, row_abs_max, label)
+        found = _row_candidates(page, row, row_roles, labels_at, unit_columns, row_title, row_abs_max, label)
         for cand in found:
             cand.grades = row_grades
         candidates.extend(found)
-    return candidates, roles
+    return candidates
 
 
 _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
@@ -325,7 +360,8 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     unit_columns: set[int], title: str, abs_max: bool,
                     wrapped_label: str | None = None) -> list[Candidate]:
     param_cells = [row[i] for i, r in enumerate(roles) if r == "parameter" and row[i]]
-    parameter_column = bool(param_cells)
+    # In a table with limit columns, a cell outside them is a condition or a note, not a variant's value.
+    limit_table = any(r in NUMERIC_ROLES for r in roles)
     symbol_cells = [row[i] for i, r in enumerate(roles) if r == "symbol" and row[i]]
     cond_cells = [row[i] for i, r in enumerate(roles) if r == "conditions" and row[i]]
     unit_cells = [row[i] for i, r in enumerate(roles) if (r == "unit" or (r is None and i in unit_columns)) and row[i]]
@@ -352,49 +388,8 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     symbol = " ".join(dict.fromkeys(s.replace("\n", " ") for s in symbol_cells))
     candidates: list[Candidate] = []
 
-    role_columns = [i for i, r in enumerate(roles) if r in NUMERIC_ROLES]
-    if role_columns:
-        group_symbol = "" if symbol or parameter_column else _group_symbol(column_labels[role_columns[0]])
-        cells = {roles[i]: row[i] for i in role_columns if row[i]}
-        per_role = {role: _lines(text) for role, text in cells.items()}
-        count = max((len(v) for v in per_role.values()), default=0)
-        for k in range(count):
-            cand = Candidate(page, "table_row", label.strip(), symbol=symbol or group_symbol, abs_max=abs_max,
-                             explicit_fields=True, symbol_named=bool(group_symbol))
-            printed: list[str] = []
-            for role, lines in per_role.items():
-                if len(lines) == count or (k == 0 and len(lines) == 1):
-                    line = lines[k] if len(lines) == count else lines[0]
-                elif k < len(lines):
-                    line = lines[k]
-                    cand.aligned = False
-                else:
-                    continue
-                value, unit, unit_text, text = _cell_number(line)
-                if value is None:
-                    bare_unit = parse_unit(line.strip())
-                    if bare_unit is not None and not cand.unit:
-                        cand.unit, cand.unit_text = bare_unit, line.strip()
-                    continue
-                setattr(cand, role, value)
-                printed.append(text)
-                if unit and not cand.unit:
-                    cand.unit, cand.unit_text = unit, unit_text
-            if not printed:
-                continue
-            _assign_unit(cand, unit_lines, k, count, roles, column_labels, column=role_columns[0])
-            if cand.unit is None:
-                cand.unit, cand.unit_text = _unit_from_header(label)  # "Supply voltage (V)"
-            cand.printed = printed
-            cand.value_text = " ".join(printed)
-            cand.context = f"{_sub_context(title, sub_conditions, conditions, k, count)} {_sub_row_text(row, k, count)}"
-            cand.alt_labels = sub_conditions[:3]
-            cand.own_label = own_label
-            cand.extra_conditions = " ".join(c.replace("\n", " ") for c in conditions)
-            cand.line_text = row_text
-            candidates.append(cand)
     value_columns = [i for i, r in enumerate(roles) if r == "value"]
-    matrix_columns = [i for i, r in enumerate(roles) if r is None and i not in unit_columns
+    matrix_columns = [i for i, r in enumerate(roles) if r is None and i not in unit_columns and not limit_table
                       and row[i] and not (param_cells and row[i] in param_cells)]
     for i in value_columns + matrix_columns:
         lines = _lines(row[i])
@@ -476,23 +471,6 @@ def _sub_context(title: str, sub_conditions: list[str], conditions: list[str], k
         lines = _lines(cond)
         parts.append(lines[k] if len(lines) == count and count > 1 else cond.replace("\n", " "))
     return " ".join(p for p in parts if p)
-
-
-def _cell_number(line: str) -> tuple[float | None, Unit | None, str | None, str]:
-    text = line.strip()
-    if EMPTY_CELL.match(text):
-        return None, None, None, text
-    number = parse_number(text)
-    if number is not None:
-        return number, None, None, text
-    readings = [r for r in read_values(text) if r.kind in ("single", "ge", "le", "pm")]
-    if readings and (len(readings) == 1 and len(text) <= 16 or readings[0].start == 0 and readings[0].unit):
-        r = readings[0]
-        # In a Min/Typ/Max column a "±1" is the magnitude of that limit.
-        value = r.typical if r.typical is not None else r.max if r.kind == "pm" else (
-            r.min if r.min is not None else r.max)
-        return value, r.unit, r.unit_text, r.text.lstrip("<>≤≥＜＞ ")
-    return None, None, None, text
 
 
 def _assign_unit(cand: Candidate, unit_lines: list[str], k: int, count: int, roles: list[str | None],

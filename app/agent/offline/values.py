@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from app.agent.offline.model_units import unit_after_number
 from app.agent.offline.units import UNIT_TOKEN_RE, Unit, parse_unit
 
 _SIGN = r"[+\-−–]"
@@ -134,6 +135,7 @@ def _read_values(text: str) -> list[Reading]:
             taken.append((start, end))
             readings.append(reading)
     readings.sort(key=lambda r: r.start)
+    _units_pint_knows(readings, text)
     _share_units(readings, text)
     for reading in readings:
         _apply_qualifier_words(reading, text)
@@ -187,6 +189,19 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
         return None
     return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
                    text=match.group(0), numbers=[groups["a"]])
+
+
+def _units_pint_knows(readings: list[Reading], text: str) -> None:
+    """'300 – 1200 hPa': a unit symbol outside the reader's vocabulary that pint knows is still the unit."""
+    for n, reading in enumerate(readings):
+        if reading.unit is not None:
+            continue
+        limit = readings[n + 1].start if n + 1 < len(readings) else len(text)
+        unit, unit_text, taken = unit_after_number(text[reading.end:limit])
+        if unit is not None:
+            reading.unit, reading.unit_text = unit, unit_text
+            reading.end += taken
+            reading.text = text[reading.start:reading.end]
 
 
 def _share_units(readings: list[Reading], text: str) -> None:

@@ -1,0 +1,146 @@
+"""The datasheet conventions the offline reader reads, as data: each with a made-up example and what it yields.
+
+This table is the reader's specification. Every entry names one convention that electronics datasheets share,
+shows it on an invented page (tables drawn with rules, prose lines), and states the answer a request must get
+from that page, or that the reader must decline and why. The tests draw each example as a PDF and run it
+through the real document index, table tool and reader, so a convention listed here is a convention the reader
+keeps. A rule that only one datasheet needs does not belong here, nor in the reader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Rows = tuple[tuple[str, ...], ...]
+
+_HEADER = ("Characteristics", "Symbol", "Test Conditions", "Min.", "Typ.", "Max.", "Units")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The answer a convention yields: fields as the datasheet states them, unit as printed (ASCII)."""
+
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    """An invented datasheet page, top to bottom: prose lines, then tables (each drawn as its own ruled grid,
+    optionally with a title line above it)."""
+
+    prose: tuple[str, ...] = ()
+    tables: tuple[Rows, ...] = ()
+    titles: tuple[str, ...] = ()  # the line above each table ("" for none)
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One convention: its name, what the reader does with it, an example page, a request and its outcome.
+
+    ``expected`` is None exactly when the reader must decline; ``decline_mentions`` is then a phrase the reason
+    must contain."""
+
+    name: str
+    reading: str
+    page: Page
+    request: str
+    conditions: tuple[str, ...] = ()
+    unit: str | None = None
+    expected: Expected | None = None
+    decline_mentions: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+
+CONVENTIONS: tuple[Convention, ...] = (
+    Convention(
+        name="header inherited by a later section",
+        reading="a section printed under the header row of the table above (no header of its own, perhaps a "
+                "column fewer) takes that header's column roles: its first number is the minimum, not a typical "
+                "value",
+        page=Page(tables=(
+            (_HEADER, ("Power Stage", "", "", "", "", "", ""),
+             ("Bias rail voltage", "VBR", "Operating", "1.20", "–", "1.80", "V")),
+            # No condition in this section: the table tool drops the empty column, the roles still fit.
+            (("Wake-up threshold", "VWK", "0.91", "1.00", "1.09", "V"),
+             ("Hold-off delay", "tHO", "2.5", "–", "7.5", "ms")),
+        ), titles=("Electrical Characteristics", "Logic Interface")),
+        request="Hold-off delay", unit="ms", expected=Expected(min=2.5, max=7.5, unit="ms"),
+    ),
+    Convention(
+        name="dash and n/a cells are not specified",
+        reading="'–', '—', '-', 'n/a' and blank cells in Min/Typ/Max columns are limits the datasheet does not "
+                "give, never values",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Settling interval", "tSET", "—", "4.6", "n/a", "ms"),
+            ("Loop bandwidth", "fLB", "-", "-", "38", "kHz"),
+        ),)),
+        request="Loop bandwidth", unit="kHz", expected=Expected(max=38, unit="kHz"),
+    ),
+    Convention(
+        name="± in a Typ or Max column is a pair of limits",
+        reading="'±X', '+/-X' or '+ / - X' for a quantity that is a limit (accuracy, error, offset, tolerance, "
+                "ripple) is min −X / max +X in the unit column's unit",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min.", "Typ.", "Max.", "Unit"),
+            ("Scale error", "ESC", "Full range", "", "", "+/-0.35", "%"),
+            ("Zero offset", "VZO", "No load", "", "±4", "", "mV"),
+        ),)),
+        request="Scale error", unit="%", expected=Expected(min=-0.35, max=0.35, unit="%"),
+    ),
+    Convention(
+        name="sub-rows of a multi-row cell picked by mode",
+        reading="a parameter printed once over several rows, one per mode or condition, gives each row its "
+                "name; the requested mode picks its row",
+        page=Page(tables=((
+            ("Parameter", "Mode", "Min", "Typ", "Max", "Unit"),
+            ("Acoustic floor", "Economy", "", "1.40", "", "PaRMS"),
+            ("", "Balanced", "", "0.60", "", "PaRMS"),
+            ("", "Fine", "", "0.25", "", "PaRMS"),
+            ("Readout period", "Fine", "", "40", "55", "ms"),
+        ),)),
+        request="Acoustic floor", conditions=("Balanced mode",), expected=Expected(typical=0.60, unit="PaRMS"),
+    ),
+    Convention(
+        name="unit column with a compound unit",
+        reading="the unit column's unit, compound ones included ('ADC counts/(W/m2)', 'mVpp'), is carried with "
+                "every value of its row, as printed",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Irradiance response", "RIR", "180", "210", "240", "ADC counts/(W/m2)"),
+            ("Carrier residue", "VCR", "", "", "35", "mVpp"),
+        ),)),
+        request="Irradiance response", expected=Expected(180, 210, 240, "ADC counts/(W/m2)"),
+    ),
+    Convention(
+        name="layout without a header: three value columns before the unit",
+        reading="a table with no header anywhere, laid out name, symbol, three value columns, unit, reads its "
+                "value columns as Min, Typ, Max",
+        page=Page(tables=((
+            ("Drift compensation range", "DCR", "12", "16", "20", "ms"),
+            ("Pulse recovery time", "tPR", "3.5", "5.0", "6.5", "ms"),
+        ),)),
+        request="Pulse recovery time", unit="ms", expected=Expected(3.5, 5.0, 6.5, "ms"),
+    ),
+    Convention(
+        name="prose range with a dash",
+        reading="in a specification list or feature bullet ('Span: 300 – 1200 hPa') a dash between two numbers "
+                "is a range and the unit after the second number is the unit of both",
+        page=Page(prose=("QZ-17 barometric cell", "Key figures", "Measuring span: 300 – 1200 hPa",
+                         "Interface clock: up to 3.4 MHz")),
+        request="Measuring span", expected=Expected(min=300, max=1200, unit="hPa"),
+    ),
+    Convention(
+        name="two unlabelled value columns are ambiguous",
+        reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
+                "is not printed: the reader declines and says so",
+        page=Page(tables=((
+            ("Idle draw", "IID", "1.5", "3.0", "uA"),
+            ("Burst draw", "IBD", "110", "160", "uA"),
+        ),)),
+        request="Idle draw", unit="uA", decline_mentions="value columns",
+    ),
+)

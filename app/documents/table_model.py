@@ -1,0 +1,609 @@
+"""A datasheet characteristics table as typed rows: which column says what, and what each row specifies.
+
+The table tool returns cells, cell for cell; reading them takes the conventions every electronics datasheet
+follows, and this module is their one home:
+
+* column roles (parameter, symbol, conditions, min, typ, max, unit, value, notes) come from a header row, from a
+  group header (``Values`` over ``Min. Typ. Max.``, or joined into one cell as ``Values Min.``), from the table
+  above on the same page or the part of the table on the previous page (sections printed without a header of
+  their own), and otherwise from the standard layout (three value columns before a unit column are Min, Typ,
+  Max);
+* a row with text in its first cell only is a section title (``Power Stage``), not a parameter;
+* a row whose name cell is empty continues the parameter above (a multi-row cell: one parameter, several modes
+  or conditions, each with its own values), and so does each line of a cell that holds several lines;
+* footnote marks after a name (``Supply current (1)``, ``[2]``, ``*3``, ``¹``) are taken off the name and
+  resolved to their note's text when the caller has the notes;
+* ``–``, ``—``, ``-``, ``n/a`` and blank cells mean "not specified";
+* ``±X`` in a Typ or Max column is a symmetric limit (min −X, max +X) for quantities that are limits (accuracy,
+  error, offset, tolerance, ripple), and ``N ± T`` is a nominal with its tolerance;
+* the unit column's unit (compound units kept: ``PaRMS``, ``mVpp``, ``ADC counts/(W/m2)``) is the unit of every
+  value of its row.
+
+Nothing here knows about requests or answers: the reader and the review layer both build on it. What the
+layout leaves undecided is recorded as ``ambiguity`` on the table or the row, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+
+from app.documents.cell_units import UnitCell, parse_unit_cell
+from app.documents.cell_values import CellNumber, not_specified, read_cell
+
+
+class Role(StrEnum):
+    PARAMETER = "parameter"
+    SYMBOL = "symbol"
+    CONDITIONS = "conditions"
+    MIN = "min"
+    TYP = "typical"
+    MAX = "max"
+    UNIT = "unit"
+    VALUE = "value"
+    NOTES = "notes"
+
+
+LIMIT_ROLES = (Role.MIN, Role.TYP, Role.MAX)
+VALUE_ROLES = (*LIMIT_ROLES, Role.VALUE)
+
+
+class RoleSource(StrEnum):
+    """Where a table's column roles came from, most to least certain."""
+
+    HEADER = "header"  # a header row of this table
+    GROUP_HEADER = "group_header"  # a group title over sub-headers (``Values`` over ``Min. Typ. Max.``)
+    INHERITED = "inherited"  # the header of an earlier table on the same page
+    CONTINUED = "continued"  # the header of the same table on the previous page
+    LAYOUT = "layout"  # the standard layout, no header anywhere
+    NONE = "none"  # not a characteristics table (a matrix of variants, a pin list)
+
+
+_ROLE_WORDS: dict[Role, re.Pattern[str]] = {
+    Role.MIN: re.compile(r"^(?:min|minimum|min value|lower|lower limit|low)$"),
+    Role.TYP: re.compile(r"^(?:typ|typical|tpy|nom|nominal|typ value|nominal value)$"),
+    Role.MAX: re.compile(r"^(?:max|maximum|max value|upper|upper limit|high)$"),
+    Role.UNIT: re.compile(r"^(?:units?|unit of measure|dim|dimension)$"),
+    Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|specifications?|items?|name|"
+                               r"features?|properties|property)$"),
+    Role.SYMBOL: re.compile(r"^(?:symbols?|sym|abbr)$"),
+    Role.CONDITIONS: re.compile(r"^(?:(?:test )?conditions?|test setup|remarks?|comments?|(?:operating )?modes?|"
+                                r"settings?|configurations?)$"),
+    Role.VALUE: re.compile(r"^(?:values?|ratings?|rated|rating value|specs?|data|limits?)$"),
+    Role.NOTES: re.compile(r"^(?:notes?|ref|reference)$"),
+}
+# Words that title a group of value columns and say nothing about which limit each column is.
+_GROUP_WORDS = frozenset({"value", "values", "limit", "limits", "specification", "specifications", "rating",
+                          "ratings", "spec", "specs"})
+_FOOTNOTE_MARK = re.compile(r"\s*(?:\((?:note\s*)?\d{1,2}\)|\[\s*\d{1,2}\s*\]|\*\d{0,2}|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|"
+                            r"\bnote\s+\d{1,2})\s*$", re.IGNORECASE)
+_SUPERSCRIPTS = str.maketrans("¹²³⁴⁵⁶⁷⁸⁹⁰", "1234567890")
+# Quantities whose "±X" is a pair of limits rather than a nominal value.
+LIMIT_QUANTITY = re.compile(r"accura|error|offset|toleran|ripple|deviation|nonlinearit|non-linearit|drift|"
+                            r"mismatch|precision|repeatab|hysteres|variation|uncertaint|stabilit", re.IGNORECASE)
+_SYMBOL = re.compile(r"^[A-Za-zΔθλητ][A-Za-z0-9_,+\-()/ ]{0,9}$")
+
+
+@dataclass(frozen=True)
+class ColumnRoles:
+    """The role of each column, and where that knowledge came from.
+
+    Invariants: ``len(roles)`` is the table's width; ``ambiguity`` is set (and the value columns' roles left
+    ``None``) when the layout shows value columns without saying which limit each is.
+    """
+
+    roles: tuple[Role | None, ...]
+    source: RoleSource
+    header_units: tuple[UnitCell | None, ...] = ()  # "Min (V)": a unit printed in a column's header
+    ambiguity: str | None = None
+    labels: tuple[str, ...] = ()  # each column's header text (group title first), "" where none
+
+    def columns(self, *wanted: Role) -> list[int]:
+        return [i for i, role in enumerate(self.roles) if role in wanted]
+
+    @property
+    def value_columns(self) -> list[int]:
+        return self.columns(*VALUE_ROLES)
+
+    @property
+    def characteristic(self) -> bool:
+        """A table of parameters with limits (as opposed to a matrix of variants or a list of pins)."""
+        return bool(self.value_columns) or self.ambiguity is not None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one row specifies.
+
+    Invariants: at least one of ``min``/``typical``/``max`` is set; a ``±X`` symmetric limit has ``min == -max``
+    and ``symmetric`` True; ``tolerance`` is only set for a nominal printed ``N ± T`` (then ``typical`` is N and,
+    unless the row prints its own limits, ``min``/``max`` are N − T and N + T);
+    ``printed`` holds the value cells as printed, left to right, for quoting.
+    """
+
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    symmetric: bool = False
+    tolerance: float | None = None
+    printed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One specified parameter (or one mode or condition of it) of a table.
+
+    Invariants: ``name`` is the parameter's name without footnote marks; a sub-row carries its parent's name,
+    symbol and unit, ``parent_index`` points at the parent, and ``sub_label`` is its own mode or condition;
+    ``conditions`` joins the sub-row's line label and its conditions cell; ``unit`` is the unit column's unit (or the
+    column header's, or the unit printed in the value cell), None when the row prints none; ``notes`` are the
+    resolved footnote texts; ``ambiguity`` says why the row's values cannot be assigned to fields (then
+    ``limits`` is None).
+    """
+
+    index: int
+    name: str
+    symbol: str = ""
+    conditions: str = ""
+    sub_label: str = ""
+    section: str = ""
+    limits: Limits | None = None
+    unit: UnitCell | None = None
+    notes: tuple[str, ...] = ()
+    footnote_marks: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()
+    ambiguity: str | None = None
+    parent_index: int | None = None  # the row this one continues (a sub-row of a multi-row cell)
+
+    @property
+    def is_sub_row(self) -> bool:
+        return self.parent_index is not None
+
+
+@dataclass(frozen=True, eq=False)
+class TableModel:
+    """A table read as a characteristics table. Compared and hashed by identity: a model is the key of the next
+    table's reading, and hashing every cell of it on every turn would cost more than the reading.
+
+    Invariants: ``rows`` hold data rows only (header and section-title rows are consumed); ``roles`` apply to every
+    row (a header later in the table re-labels the rows after it, recorded in ``row_roles``); ``sections`` lists
+    the section titles in order.
+    """
+
+    roles: ColumnRoles
+    rows: tuple[ModelRow, ...]
+    caption: str = ""
+    sections: tuple[str, ...] = ()
+    width: int = 0
+    row_roles: tuple[ColumnRoles, ...] = field(default=(), repr=False)
+
+    @property
+    def characteristic(self) -> bool:
+        return self.roles.characteristic
+
+
+# --- header rows -----------------------------------------------------------------------------------------------
+
+def _words(text: str) -> str:
+    without_units = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text.replace("\n", " "))
+    return " ".join(re.sub(r"[^a-z ]", " ", without_units.casefold()).split())
+
+
+@lru_cache(maxsize=4096)
+def header_role(text: str) -> Role | None:
+    """The role a header cell names: ``Min.``, ``Typ (V)``, ``Test Conditions``, ``Values Min.`` (a group title
+    joined to its sub-header), ``Max. Unit`` (a merged cell whose values carry their unit)."""
+    key = _words(text)
+    if not key:
+        return None
+    for role, pattern in _ROLE_WORDS.items():
+        if pattern.match(key):
+            return role
+    words = key.split()
+    meaningful = [w for w in words if w not in _GROUP_WORDS]
+    if meaningful and len(meaningful) < len(words):
+        # "Values Min", "Limits Max": the group title says nothing about the column, the sub-header does.
+        inner = header_role(" ".join(meaningful))
+        if inner is not None:
+            return inner
+    if 2 <= len(words) <= 3:
+        limits = [r for w in words for r in LIMIT_ROLES if _ROLE_WORDS[r].match(w)]
+        rest_ok = all(_ROLE_WORDS[Role.UNIT].match(w) or _ROLE_WORDS[Role.CONDITIONS].match(w)
+                      or any(_ROLE_WORDS[r].match(w) for r in LIMIT_ROLES) for w in words)
+        if len(limits) == 1 and rest_ok:
+            return limits[0]
+    return None
+
+
+def _header_unit(text: str) -> UnitCell | None:
+    for inner in re.findall(r"[(\[]([^()\[\]]*)[)\]]", text):
+        unit = parse_unit_cell(inner.strip())
+        if unit is not None and unit.recognised:
+            return unit
+    return None
+
+
+def _is_value_cell(text: str) -> bool:
+    return read_cell(text) is not None
+
+
+_TRAILING_LIMITS = re.compile(r"(?:\s*\b(?:min|typ|tpy|max)\b\.?)+\s*$", re.IGNORECASE)
+
+
+def _trailing_limits(row: Sequence[str], roles: list[Role | None]) -> dict[int, str]:
+    """Header cells into which the text layer merged a group title and the first sub-header(s) ("Quiescent
+    current Min." | "Typ." | "Max.", or "Iv (mcd) Min. Typ." | "" | "Max."): the trailing limit words give the
+    roles of that cell and of the empty cells after it. Returns the group title of each column so labelled."""
+    titles: dict[int, str] = {}
+    for i, cell in enumerate(row):
+        text = " ".join(cell.split())
+        match = _TRAILING_LIMITS.search(text) if roles[i] is None and text else None
+        if match is None or match.start() == 0:
+            continue
+        words = re.findall(r"min|typ|tpy|max", match.group(0), re.IGNORECASE)
+        targets = list(range(i, i + len(words)))
+        if targets[-1] >= len(row) or any(row[j].strip() for j in targets[1:]):
+            continue
+        if len(words) == 1 and not any(r in LIMIT_ROLES for r in roles):
+            continue  # one trailing "max" with no limit column beside it is more likely part of a name
+        for j, word in zip(targets, words, strict=True):
+            roles[j] = header_role(word)
+            titles[j] = text[:match.start()].strip()
+    return titles
+
+
+def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
+    """The roles a row names when it is a header row (no values, at least two role names or one limit)."""
+    if any(_is_value_cell(c) for c in row if c.strip()):
+        return None
+    roles = [header_role(c) for c in row]
+    _trailing_limits(row, roles)
+    named = [r for r in roles if r is not None]
+    if len(named) >= 2 or (named and named[0] in VALUE_ROLES and sum(1 for c in row if c.strip()) <= 3):
+        return roles
+    return None
+
+
+def _group_roles(upper: Sequence[str], lower: Sequence[str]) -> list[Role | None] | None:
+    """``Values`` (or ``Limits``) over ``Min. Typ. Max.``: the lower row names the limits, the upper row the
+    other columns. Returns None when the two rows are not such a pair."""
+    lower_roles = [header_role(c) for c in lower]
+    if sum(1 for r in lower_roles if r in LIMIT_ROLES) < 2 or any(_is_value_cell(c) for c in upper if c.strip()):
+        return None
+    upper_roles = [header_role(c) for c in upper]
+    return [low if low is not None else up for up, low in zip(upper_roles, lower_roles, strict=True)]
+
+
+def _is_section_row(row: Sequence[str]) -> bool:
+    """Text in the first filled cell only (or the same text repeated across merged cells), no value."""
+    filled = [c.strip() for c in row if c.strip()]
+    if not filled or not row[0].strip() or len(set(filled)) != 1:
+        return False
+    text = filled[0]
+    return not _is_value_cell(text) and header_role(text) is None and len(text) <= 80
+
+
+# --- layout inference -------------------------------------------------------------------------------------------
+
+def _column_kinds(rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    """Per column: ``value`` (numbers and not-specified marks, at least one number), ``unit``, ``symbol``,
+    ``empty`` or ``text``."""
+    kinds = []
+    for i in range(width):
+        # A cell holding several lines (one per sub-row) is judged line by line.
+        cells = [line.strip() for r in rows if i < len(r) for line in r[i].split("\n")]
+        filled = [c for c in cells if c and not not_specified(c)]
+        if not filled:
+            kinds.append("empty")
+            continue
+        numbers = sum(1 for c in filled if _is_value_cell(c))
+        units = sum(1 for c in filled if (u := parse_unit_cell(c)) is not None and (u.recognised or "/" in c))
+        symbols = sum(1 for c in filled if _SYMBOL.match(c) and not c.islower() and len(c.split()) == 1)
+        if numbers and numbers >= 0.6 * len(filled):
+            kinds.append("value")
+        elif units >= 0.6 * len(filled) and len(filled) >= max(2, len(rows) // 2):
+            # A unit column fills most rows; one stray letter ("C", "A") in a header is no unit column.
+            kinds.append("unit")
+        elif symbols >= 0.6 * len(filled):
+            kinds.append("symbol")
+        else:
+            kinds.append("text")
+    return kinds
+
+
+def _assign_text_roles(kinds: list[str], roles: list[Role | None], before: int) -> None:
+    """Text columns before the value block: the first names the parameter, a symbol-like one is the symbol,
+    others are conditions."""
+    named = False
+    for i in range(before):
+        if roles[i] is not None:
+            continue
+        if kinds[i] == "symbol" and named:
+            roles[i] = Role.SYMBOL
+        elif kinds[i] in ("text", "symbol") and not named:
+            roles[i] = Role.PARAMETER
+            named = True
+        elif kinds[i] == "text":
+            roles[i] = Role.CONDITIONS
+
+
+def _value_block(kinds: list[str]) -> tuple[int | None, list[int]]:
+    """The unit column (rightmost unit-like column after the values) and the value columns just before it."""
+    unit_at = next((i for i in range(len(kinds) - 1, 0, -1) if kinds[i] == "unit"), None)
+    end = unit_at if unit_at is not None else len(kinds)
+    block: list[int] = []
+    i = end - 1
+    while i > 0 and kinds[i] in ("value", "empty"):
+        block.insert(0, i)
+        i -= 1
+    while block and kinds[block[0]] == "empty":
+        block.pop(0)
+    return unit_at, block
+
+
+def infer_roles(rows: Sequence[Sequence[str]], width: int) -> ColumnRoles:
+    """Roles from the standard layout when no header says them: [parameter, symbol?, conditions?, values…,
+    unit]. Three value columns are Min, Typ, Max; one is the value; two cannot be told apart."""
+    kinds = _column_kinds(rows, width)
+    unit_at, block = _value_block(kinds)
+    roles: list[Role | None] = [None] * width
+    if not block or unit_at is None:
+        # Value columns with no unit column after them are variants of a part (12 V / 24 V models) as often as
+        # limits: only the full standard layout says which.
+        return ColumnRoles(tuple(roles), RoleSource.NONE)
+    roles[unit_at] = Role.UNIT
+    ambiguity = None
+    if len(block) == 3:
+        for i, role in zip(block, LIMIT_ROLES, strict=True):
+            roles[i] = role
+    elif len(block) == 1:
+        roles[block[0]] = Role.VALUE
+    else:
+        ambiguity = (f"{len(block)} value columns without a header: which is min, typical or max is not "
+                     f"printed")
+    _assign_text_roles(kinds, roles, block[0])
+    return ColumnRoles(tuple(roles), RoleSource.LAYOUT, ambiguity=ambiguity)
+
+
+def _carry(previous: ColumnRoles, rows: Sequence[Sequence[str]], width: int, source: RoleSource
+           ) -> ColumnRoles | None:
+    """An earlier header's roles applied to a header-less table, when its layout fits them: the same width and
+    no text where the earlier header put values; or, when empty columns were dropped, the same number of value
+    columns before the unit column."""
+    kinds = _column_kinds(rows, width)
+    if len(previous.roles) == width:
+        fits = all(kinds[i] in ("value", "empty") for i in previous.value_columns)
+        if fits and previous.value_columns:
+            return ColumnRoles(previous.roles, source, previous.header_units, labels=previous.labels)
+    wanted = [r for r in previous.roles if r in VALUE_ROLES]
+    unit_at, block = _value_block(kinds)
+    if not wanted or len(block) != len(wanted):
+        return None
+    roles: list[Role | None] = [None] * width
+    for i, role in zip(block, wanted, strict=True):
+        roles[i] = role
+    if unit_at is not None:
+        roles[unit_at] = Role.UNIT
+    _assign_text_roles(kinds, roles, block[0])
+    return ColumnRoles(tuple(roles), source)
+
+
+# --- rows -------------------------------------------------------------------------------------------------------
+
+def split_footnote_marks(name: str) -> tuple[str, tuple[str, ...]]:
+    """``Supply current (1)`` -> (``Supply current``, (``1``,)); marks repeated (``[1][2]``) all come off."""
+    marks: list[str] = []
+    text = name.strip()
+    while True:
+        match = _FOOTNOTE_MARK.search(text)
+        if match is None or match.start() == 0:
+            break
+        marks.insert(0, re.sub(r"\D", "", match.group(0).translate(_SUPERSCRIPTS)))
+        text = text[:match.start()].rstrip()
+    return text, tuple(m for m in marks if m)
+
+
+def _cell(row: Sequence[str], roles: ColumnRoles, *wanted: Role) -> str:
+    for i in roles.columns(*wanted):
+        if i < len(row) and row[i].strip():
+            return " ".join(row[i].split())
+    return ""
+
+
+def _number(text: str) -> CellNumber | None:
+    """A value cell's number; trailing text must be a unit or a footnote mark, else the cell is not a number."""
+    number = read_cell(text)
+    if number is None or number.unit_text is None:
+        return number
+    rest = number.unit_text
+    if _FOOTNOTE_MARK.fullmatch(" " + rest) or parse_unit_cell(rest) is not None:
+        return number
+    return None
+
+
+def _limits(cells: dict[Role, CellNumber], name: str, printed: list[str]) -> Limits | None:
+    if not cells:
+        return None
+    fields: dict[str, float | None] = {"min": None, "typical": None, "max": None}
+    symmetric = False
+    tolerance = None
+    limit_quantity = bool(LIMIT_QUANTITY.search(name))
+    for role, number in cells.items():
+        slot = "typical" if role in (Role.TYP, Role.VALUE) else role.value
+        if number.symmetric and role in (Role.TYP, Role.MAX, Role.VALUE) and limit_quantity:
+            fields["min"], fields["max"] = -number.value, number.value
+            symmetric = True
+            continue
+        if number.tolerance is not None:
+            tolerance = number.tolerance
+        if number.symmetric and role is Role.MIN:
+            fields["min"] = -number.value
+            continue
+        fields[slot] = number.value
+    if all(v is None for v in fields.values()):
+        return None
+    if tolerance is not None and fields["typical"] is not None and fields["min"] is None and fields["max"] is None:
+        # "40 ± 2": the nominal with the band it may deviate by.
+        fields["min"], fields["max"] = fields["typical"] - tolerance, fields["typical"] + tolerance
+    return Limits(fields["min"], fields["typical"], fields["max"], symmetric, tolerance, tuple(printed))
+
+
+def _split_lines(row: Sequence[str], roles: ColumnRoles) -> list[tuple[list[str], str]] | None:
+    """A row whose value cells hold several lines each (one per mode or condition): its sub-rows, line by line,
+    each with its own label. The name cell may hold the parameter on its first line and one label per sub-row
+    below it; single-line cells (the symbol, the unit) belong to every sub-row."""
+    value_lines = [len(row[i].split("\n")) for i in roles.value_columns if row[i].strip()]
+    if not value_lines or max(value_lines) < 2 or len(set(value_lines)) != 1:
+        return None
+    count = value_lines[0]
+    out: list[tuple[list[str], str]] = [([""] * len(row), "") for _ in range(count)]
+    for i, cell in enumerate(row):
+        lines = [line.strip() for line in cell.split("\n")]
+        for k in range(count):
+            if len(lines) == count:
+                out[k][0][i] = lines[k]
+            elif len(lines) == count + 1 and roles.roles[i] is Role.PARAMETER:
+                out[k] = (out[k][0], lines[k + 1])
+                out[k][0][i] = lines[0]
+            else:
+                out[k][0][i] = " ".join(lines)
+    return out
+
+
+@dataclass
+class _Parent:
+    index: int
+    name: str
+    symbol: str
+    unit: UnitCell | None
+    marks: tuple[str, ...]
+
+
+def _row_unit(row: Sequence[str], roles: ColumnRoles, numbers: list[tuple[int, CellNumber]]) -> UnitCell | None:
+    unit_text = _cell(row, roles, Role.UNIT)
+    if unit_text:
+        return parse_unit_cell(unit_text)
+    for i, _ in numbers:
+        if i < len(roles.header_units) and roles.header_units[i] is not None:
+            return roles.header_units[i]
+    for _, number in numbers:
+        if number.unit_text and (unit := parse_unit_cell(number.unit_text)) is not None:
+            return unit
+    for i in roles.value_columns:
+        # Under a merged "Max. Unit" header a row without a maximum prints its unit alone in that cell.
+        if (unit := parse_unit_cell(row[i])) is not None and unit.recognised:
+            return unit
+    return None
+
+
+def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str, parent: _Parent | None,
+               footnotes: Mapping[str, str], line_label: str = "") -> tuple[ModelRow, _Parent]:
+    own_name, marks = split_footnote_marks(_cell(row, roles, Role.PARAMETER))
+    symbol = _cell(row, roles, Role.SYMBOL)
+    conditions = " ".join(c for c in (line_label, _cell(row, roles, Role.CONDITIONS)) if c)
+    numbers = [(i, n) for i in roles.value_columns if (n := _number(row[i])) is not None]
+    unit = _row_unit(row, roles, numbers)
+    parent_index = None
+    sub_label = ""
+    name = own_name
+    repeats_parent = parent is not None and own_name == parent.name and marks in ((), parent.marks)
+    if parent is not None and roles.columns(Role.PARAMETER) and (not own_name or repeats_parent):
+        # An empty name cell (or one repeating the name above, merged): a mode or condition of that parameter.
+        parent_index, name = parent.index, parent.name
+        marks = marks or parent.marks
+        sub_label = line_label or conditions or (symbol if symbol != parent.symbol else "")
+        symbol = symbol or parent.symbol
+        unit = unit or parent.unit
+    elif line_label:
+        sub_label = line_label
+    printed = [" ".join(row[i].split()) for i, _ in numbers]
+    limits = _limits({roles.roles[i]: n for i, n in numbers if roles.roles[i] is not None}, name, printed)
+    ambiguity = roles.ambiguity if roles.ambiguity and any(_is_value_cell(c) for c in row) else None
+    notes = tuple(footnotes[m] for m in marks if m in footnotes)
+    model = ModelRow(index, name, symbol, conditions, sub_label, section, None if ambiguity else limits, unit,
+                     notes, marks, tuple(row), ambiguity, parent_index)
+    next_parent = parent if parent_index is not None else _Parent(index, name, symbol, unit, marks)
+    return model, next_parent
+
+
+# --- the table ----------------------------------------------------------------------------------------------------
+
+def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: TableModel | None = None,
+                continued: bool = False, footnotes: Mapping[str, str] | None = None) -> TableModel:
+    """The model of one table (``rows`` as cell strings, a cell may hold several lines separated by ``\\n``).
+
+    ``previous`` is the table just above on the same page, or (with ``continued``) the part of this table on the
+    previous page: its roles label a table that has no header of its own when the layout fits them.
+    ``footnotes`` maps a footnote mark ("1") to its text.
+    """
+    footnotes = footnotes or {}
+    filled = [list(r) for r in rows if any(c.strip() for c in r)]
+    if not filled:
+        return TableModel(ColumnRoles((), RoleSource.NONE), (), caption)
+    width = max(len(r) for r in filled)
+    filled = [r + [""] * (width - len(r)) for r in filled]
+    roles: ColumnRoles | None = None
+    spans: list[tuple[ColumnRoles | None, list[tuple[str, list[str]]]]] = [(None, [])]
+    section = ""
+    sections: list[str] = []
+    n = 0
+    while n < len(filled):
+        row = filled[n]
+        group = _group_roles(row, filled[n + 1]) if n + 1 < len(filled) else None
+        header = group or _header_roles(row)
+        if header is not None:
+            source = RoleSource.GROUP_HEADER if group else RoleSource.HEADER
+            header_rows = filled[n:n + 2] if group else [row]
+            units = tuple(next((u for r in header_rows if (u := _header_unit(r[i])) is not None), None)
+                          for i in range(width))
+            labels = tuple(" ".join(dict.fromkeys(" ".join(r[i].split()) for r in header_rows if r[i].strip()))
+                           for i in range(width))
+            roles = ColumnRoles(tuple(header), source, units, labels=labels)
+            spans.append((roles, []))
+            n += 2 if group else 1
+            continue
+        if _is_section_row(row):
+            section = " ".join(row[0].split())
+            sections.append(section)
+        else:
+            spans[-1][1].append((section, row))
+        n += 1
+    data_rows = [row for _, span in spans for _, row in span]
+    first_roles = spans[1][0] if len(spans) > 1 and spans[1][0] is not None else None
+    if spans[0][1]:
+        # Rows before any header of this table: labelled by the earlier table, else by the layout.
+        inherited = None
+        if previous is not None and previous.roles.characteristic and not previous.roles.ambiguity:
+            inherited = _carry(previous.roles, [r for _, r in spans[0][1]], width,
+                               RoleSource.CONTINUED if continued else RoleSource.INHERITED)
+        spans[0] = (inherited or first_roles or infer_roles(data_rows, width), spans[0][1])
+    model_rows: list[ModelRow] = []
+    row_roles: list[ColumnRoles] = []
+    for span_roles, span in spans:
+        if span_roles is None or not span:
+            continue
+        if not span_roles.characteristic and span_roles.source in (RoleSource.HEADER, RoleSource.GROUP_HEADER):
+            # A header naming no value column ("Parameter | Symbol | Conditions") over values: the layout
+            # says where the values are.
+            laid_out = infer_roles([r for _, r in span], width)
+            if laid_out.characteristic:
+                merged = zip(span_roles.roles, laid_out.roles, strict=True)
+                span_roles = ColumnRoles(tuple(named or found for named, found in merged),
+                                         span_roles.source, span_roles.header_units, laid_out.ambiguity,
+                                         span_roles.labels)
+        parent: _Parent | None = None
+        current_section = None
+        for section_name, row in span:
+            if section_name != current_section:
+                parent, current_section = None, section_name
+            for sub, line_label in _split_lines(row, span_roles) or [(list(row), "")]:
+                model, parent = _model_row(len(model_rows), sub, span_roles, section_name, parent, footnotes,
+                                           line_label)
+                model_rows.append(model)
+                row_roles.append(span_roles)
+    overall = next((r for r, span in spans if r is not None and span), roles or ColumnRoles(
+        (None,) * width, RoleSource.NONE))
+    return TableModel(overall, tuple(model_rows), caption, tuple(sections), width, tuple(row_roles))

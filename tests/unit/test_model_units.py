@@ -1,0 +1,36 @@
+"""Units outside the reader's own vocabulary: unit cells through the table model, unit symbols after numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.agent.offline.model_units import reader_unit, unit_after_number
+from app.agent.offline.values import read_values
+from app.documents.cell_units import parse_unit_cell
+
+
+def test_a_measurement_suffix_and_an_unmodelled_compound_stay_as_printed() -> None:
+    rms = reader_unit(parse_unit_cell("PaRMS"))
+    assert (rms.canonical, rms.factor) == ("PaRMS", 1.0)
+    peak = reader_unit(parse_unit_cell("mVpp"))
+    assert (peak.canonical, peak.factor) == ("mVpp", pytest.approx(1e-3))
+    counts = reader_unit(parse_unit_cell("ADC counts/(W/m2)"))
+    assert counts.canonical == "ADC counts/(W/m2)"
+    assert reader_unit(parse_unit_cell("µA")).canonical == "uA"  # the reader's own spelling when it knows one
+
+
+@pytest.mark.parametrize(("text", "unit"), [(" hPa", "hPa"), (" kPa, typical", "kPa"), ("lux", "lux")])
+def test_a_unit_symbol_pint_knows_after_a_number_is_its_unit(text: str, unit: str) -> None:
+    found, printed, taken = unit_after_number(text)
+    assert found is not None and found.canonical == unit and printed == unit and taken > 0
+
+
+@pytest.mark.parametrize("text", [" in air", " at rest", " K resistor", " pieces"])
+def test_words_and_single_letters_after_a_number_are_not_taken_as_units(text: str) -> None:
+    assert unit_after_number(text) == (None, None, 0)
+
+
+def test_a_dash_range_in_prose_carries_the_unit_after_the_second_number() -> None:
+    (reading,) = read_values("Sensing span: 260 – 1260 hPa")
+    assert (reading.min, reading.max, reading.unit.canonical, reading.text) == (260.0, 1260.0, "hPa",
+                                                                                "260 – 1260 hPa")
