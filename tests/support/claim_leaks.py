@@ -15,7 +15,7 @@ A sealed set leaks when a test file or a reader source contains, for any of its 
   "5 mV"), or a stated number with 4+ significant digits.
 
 Text is compared casefolded with whitespace collapsed, so reflowing a copied line does not hide it. A fingerprint
-that an opened claim set also prints ("Thermal resistance junction to ambient", "0 to +70") was public before the
+that an opened claim set also prints (a common parameter name, a standard temperature range) was public before the
 sealed set existed: code that holds it learned it elsewhere, so it is not counted.
 """
 

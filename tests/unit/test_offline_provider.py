@@ -220,32 +220,6 @@ def test_a_later_phase_gets_its_own_submit_tool_only() -> None:
     assert args == frozen
 
 
-@pytest.mark.parametrize(("quantity", "unit", "top", "bottom"), [
-    ("conveyor speed", "RPM", 1750.0, 240.0),
-    ("coolant flow", "l/min", 12.5, 1.5),
-    ("line current", "mA", 850.0, 40.0),
-])
-def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum(
-        quantity: str, unit: str, top: float, bottom: float) -> None:
-    """Whether or not the request repeats the limit word, "Max. conveyor speed 1750 RPM" is a maximum, and a
-    request that leads with the limit word still finds the row named without it."""
-    register()
-    document = (f'<document pages="1">\n--- page 1 ---\nDrive data\nMax. {quantity} {top:g} {unit}\n'
-                f'Min. {quantity} {bottom:g} {unit}\n</document>')
-    answers = {}
-    for name in (f"Max. {quantity}", f"Maximum {quantity}", quantity.capitalize(), f"Minimum {quantity}"):
-        response = litellm.completion(model=MODEL, messages=[_user(name, None, document)],
-                                      tools=_tools("submit_extraction"))
-        (_, args, _), = _calls(response)
-        value = args["values"][0] if args["found"] else {}
-        answers[name] = (value.get("min"), value.get("typical"), value.get("max"))
-    assert answers[f"Max. {quantity}"] == (None, None, top)
-    assert answers[f"Maximum {quantity}"] == (None, None, top)
-    # Named without a limit word, the quantity is read from the row whose name it is: the maximum row.
-    assert answers[quantity.capitalize()] == (None, None, top)
-    assert answers[f"Minimum {quantity}"] == (bottom, None, None)
-
-
 def test_follows_the_cursor_of_a_page_cut_by_the_text_tool(dsx_env, tmp_path: Path) -> None:  # noqa: ANN001
     # A dense one-page spec sheet: the text tool cuts it, and the value sits in the part after the cut.
     register()

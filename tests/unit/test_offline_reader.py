@@ -301,8 +301,7 @@ def test_count_is_the_number_printed_before_the_things_counted(line: str, asked:
     ("Maximum flow", (None, None, 64.5, "m3/h")),
     ("Minimum flow", (8.25, None, None, "m3/h")),
     ("Nominal speed", (None, 2200.0, None, "rpm")),
-    pytest.param("Maximum pressure", (None, None, 3.5, "bar"),
-                 marks=pytest.mark.xfail(strict=True, reason="the reader knows no unit bar")),
+    ("Maximum pressure", (None, None, 3.5, "bar")),
 ])
 def test_a_row_named_with_a_limit_word_gives_that_limit_and_answers_a_request_leading_with_it(
         asked: str, expected: tuple) -> None:
@@ -591,3 +590,24 @@ def test_hyphenated_words_match_the_same_words_written_apart(line: str, name: st
     evidence = Evidence()
     evidence.page_lines[6] = [line, "The output is not inverted."]
     assert _values(decide(parse_request(name, "%"), evidence)) == (*expected, "%")
+
+
+@pytest.mark.parametrize(("quantity", "unit", "top", "bottom"), [
+    ("conveyor speed", "RPM", 1750.0, 240.0),
+    ("coolant flow", "l/min", 12.5, 1.5),
+    ("line current", "mA", 850.0, 40.0),
+])
+def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum(
+        quantity: str, unit: str, top: float, bottom: float) -> None:
+    """Whether or not the request repeats the limit word, "Max. conveyor speed 1750 RPM" is a maximum, and a
+    request that leads with the limit word still finds the row named without it."""
+    lines = ["Drive data", f"Max. {quantity} {top:g} {unit}", f"Min. {quantity} {bottom:g} {unit}"]
+
+    def read(asked: str) -> tuple:
+        best = decide(parse_request(asked), Evidence(page_lines={1: lines})).best
+        assert best is not None, asked
+        return best.candidate.min, best.candidate.typical, best.candidate.max
+
+    assert read(f"Max. {quantity}") == (None, None, top)
+    assert read(f"Maximum {quantity}") == (None, None, top)
+    assert read(f"Minimum {quantity}") == (bottom, None, None)
