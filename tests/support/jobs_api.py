@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from app.blobs.models import BlobContent
 from app.db import session_scope
 from app.documents.models import Blob
 from app.tables.jobs import Job, JobParameter
@@ -29,5 +29,9 @@ def stored_rows() -> tuple[int, int, int]:
         )
 
 
-def blob_files(settings) -> list[Path]:  # noqa: ANN001
-    return [p for p in settings.blob_dir.rglob("*") if p.is_file()]
+def stored_blobs(settings) -> list[str]:  # noqa: ANN001
+    """Every PDF the configured blob store holds: files of the local store, rows of the database store."""
+    if settings.resolved_blob_store == "database":
+        with session_scope() as session:
+            return list(session.scalars(select(BlobContent.sha256)))
+    return [str(p) for p in settings.blob_dir.rglob("*") if p.is_file()]

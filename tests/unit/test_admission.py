@@ -20,7 +20,7 @@ from app.errors import DsxError, InvalidPdf
 from app.jobs import admission
 from app.jobs.admission import AdmissionPool, admit_pdf
 from tests.support import hostile_pdfs as hostile
-from tests.support.jobs_api import blob_files, post, stored_rows
+from tests.support.jobs_api import post, stored_blobs, stored_rows
 from tests.support.pdfs import encrypted_pdf, text_pdf
 
 VALID = text_pdf(["Supply voltage VDD 2.7 5.5 V", "Page two", "Page three"])
@@ -210,7 +210,7 @@ def test_an_upload_refused_by_its_check_stores_nothing(shared: None, dsx_env, mo
     assert response.headers["content-type"].startswith("application/problem+json")
     assert response.json()["code"] == code
     assert stored_rows() == (0, 0, 0)
-    assert blob_files(dsx_env) == []
+    assert stored_blobs(dsx_env) == []
     assert post(client, VALID).status_code == 202  # and the pool still admits the next upload
     assert stored_rows() == (1, 1, 1)
 
