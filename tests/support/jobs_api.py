@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.blobs.models import BlobContent
+from app.config import get_settings
 from app.db import session_scope
 from app.documents.models import Blob
 from app.tables.jobs import Job, JobParameter
@@ -29,8 +30,9 @@ def stored_rows() -> tuple[int, int, int]:
         )
 
 
-def stored_blobs(settings) -> list[str]:  # noqa: ANN001
+def stored_blobs() -> list[str]:
     """Every PDF the configured blob store holds: files of the local store, rows of the database store."""
+    settings = get_settings()
     if settings.resolved_blob_store == "database":
         with session_scope() as session:
             return list(session.scalars(select(BlobContent.sha256)))

@@ -210,7 +210,7 @@ def test_an_upload_refused_by_its_check_stores_nothing(shared: None, dsx_env, mo
     assert response.headers["content-type"].startswith("application/problem+json")
     assert response.json()["code"] == code
     assert stored_rows() == (0, 0, 0)
-    assert stored_blobs(dsx_env) == []
+    assert stored_blobs() == []
     assert post(client, VALID).status_code == 202  # and the pool still admits the next upload
     assert stored_rows() == (1, 1, 1)
 

@@ -29,7 +29,7 @@ def test_submit_returns_202_location_and_stores_job(client: TestClient, dsx_env)
     assert [p["name"] for p in body["parameters"]] == ["Supply voltage", "Gain"]
     assert body["parameters"][0]["conditions"] == ["TA = 25 °C"]
     assert stored_rows() == (1, 2, 1)
-    assert len(stored_blobs(dsx_env)) == 1
+    assert len(stored_blobs()) == 1
 
     fetched = client.get(body and f"/v1/jobs/{body['job_id']}").json()
     assert fetched["job_id"] == body["job_id"]
@@ -42,7 +42,7 @@ def test_identical_pdfs_share_one_blob(client: TestClient, dsx_env) -> None:  # 
     assert post(client, PDF).status_code == 202
     assert post(client, PDF, ["Gain"]).status_code == 202
     assert stored_rows() == (2, 2, 1)
-    assert len(stored_blobs(dsx_env)) == 1
+    assert len(stored_blobs()) == 1
 
 
 def test_idempotency_key_replays_same_job_and_rejects_other_body(client: TestClient) -> None:
@@ -108,7 +108,7 @@ def test_bad_input_has_problem_code_and_stores_nothing(client: TestClient, dsx_e
     assert body["status"] == response.status_code
     assert response.headers["content-type"].startswith("application/problem+json")
     assert stored_rows() == (0, 0, 0)
-    assert stored_blobs(dsx_env) == []
+    assert stored_blobs() == []
 
 
 def test_zero_page_pdf_rejected(client: TestClient) -> None:
@@ -205,7 +205,7 @@ def test_concurrent_uploads_of_one_pdf_share_a_blob(client: TestClient, dsx_env)
         statuses = list(pool.map(lambda _: post(client, PDF).status_code, range(8)))
     assert statuses == [202] * 8
     assert stored_rows() == (8, 8, 1)
-    assert len(stored_blobs(dsx_env)) == 1
+    assert len(stored_blobs()) == 1
 
 
 # Each case: the field the problem must name, and the request that carries a control character in it.
@@ -234,7 +234,7 @@ def test_control_characters_are_rejected_naming_the_field(client: TestClient, ds
     assert body["field"] == field
     assert response.headers["content-type"].startswith("application/problem+json")
     assert stored_rows() == (0, 0, 0)
-    assert stored_blobs(dsx_env) == []
+    assert stored_blobs() == []
 
 
 def test_a_control_character_in_the_filename_is_rejected(client: TestClient) -> None:
