@@ -101,13 +101,7 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
 
     context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant)
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
-    cross = None
-    if wants_cross_check(model):
-        cross_model = resolve_model(get_settings().cross_check_model)
-        cross = engines.run_parameter(
-            index=index, request=request, model=cross_model, engine="agentic",
-            context=context.model_copy(update={"role": "cross_check"}),
-        )
+    cross = cross_check(index, request, model, context)
     telemetry.flush()
 
     with session_scope() as session:
@@ -130,6 +124,16 @@ def record_answer(session: Session, job_id: str, parameter_id: int, outcome: Eng
                                      cross_check=cross_row)
     parameter.status = "done"
     return extraction, cross_row, flags
+
+
+def cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig,
+                context: RunContext) -> EngineOutcome | None:
+    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer, or ``None``."""
+    if not wants_cross_check(model):
+        return None
+    cross_model = resolve_model(get_settings().cross_check_model)
+    return engines.run_parameter(index=index, request=request, model=cross_model, engine="agentic",
+                                 context=context.model_copy(update={"role": "cross_check"}))
 
 
 def wants_cross_check(model: ModelConfig) -> bool:
