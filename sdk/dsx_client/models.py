@@ -79,6 +79,7 @@ class Grounding(_Response):
     score: float | None = None
     page: int | None = None
     boxes: list[list[float]] = Field(default_factory=list)
+    value_boxes: list[list[float]] = Field(default_factory=list)
 
 
 class Attribution(_Response):
