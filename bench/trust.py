@@ -192,7 +192,8 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
         outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine,
                                         context=RunContext(job_id=job_id, parameter_id=parameter_id, tenant="bench"))
         cross = pipeline.cross_check(index, request, model,
-                                     RunContext(job_id=job_id, parameter_id=parameter_id, tenant="bench"))
+                                     RunContext(job_id=job_id, parameter_id=parameter_id, tenant="bench"),
+                                     outcome.engine)
         telemetry.flush()
         with session_scope() as session:
             extraction, _, _ = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)

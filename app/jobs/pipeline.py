@@ -26,6 +26,7 @@ from app.jobs import leases
 from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.service import get_job, transition
 from app.review import service as review
+from app.review.dimensions import to_requested
 from app.review.models import Flag, Severity
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
 
     context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant)
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
-    cross = cross_check(index, request, model, context)
+    cross = cross_check(index, request, model, context, outcome.engine)
     telemetry.flush()
 
     with session_scope() as session:
@@ -126,14 +127,20 @@ def record_answer(session: Session, job_id: str, parameter_id: int, outcome: Eng
     return extraction, cross_row, flags
 
 
-def cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig,
-                context: RunContext) -> EngineOutcome | None:
-    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer, or ``None``."""
+def cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, context: RunContext,
+                primary_engine: str | None = None) -> EngineOutcome | None:
+    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer; for the offline
+    reader itself, its answer through the other engine (a reader cannot disagree with itself on one read path,
+    but its table-walking agentic read and its whole-document single-pass read fail in different places)."""
+    cross_context = context.model_copy(update={"role": "cross_check"})
+    if model.is_offline and get_settings().cross_check_model:
+        other = engines.SINGLE_PASS if primary_engine == engines.AGENTIC else engines.AGENTIC
+        return engines.run_parameter(index=index, request=request, model=model, engine=other, context=cross_context)
     if not wants_cross_check(model):
         return None
     cross_model = resolve_model(get_settings().cross_check_model)
     return engines.run_parameter(index=index, request=request, model=cross_model, engine="agentic",
-                                 context=context.model_copy(update={"role": "cross_check"}))
+                                 context=cross_context)
 
 
 def wants_cross_check(model: ModelConfig) -> bool:
@@ -156,7 +163,9 @@ def store_outcome(session: Session, job_id: str, parameter_id: int, outcome: Eng
     row.model = outcome.model
     row.engine = outcome.engine
     row.found = bool(submitted and submitted.found)
-    row.values = [v.model_dump() for v in submitted.values] if submitted else []
+    parameter = session.get(JobParameter, parameter_id)
+    requested_unit = parameter.unit if parameter is not None and role == "primary" else None
+    row.values = [to_requested(v.model_dump(), requested_unit) for v in submitted.values] if submitted else []
     row.source_page = submitted.source_page if submitted else None
     row.quote = submitted.quote if submitted else None
     row.confidence = submitted.confidence if submitted else None

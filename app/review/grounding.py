@@ -34,6 +34,7 @@ from rapidfuzz import fuzz
 
 from app.documents.index import DatasheetIndex, PageInfo, Word
 from app.review import plausibility
+from app.review.dimensions import printed
 from app.review.row_alignment import (
     FragmentMatch,
     QuoteAlignment,
@@ -603,7 +604,12 @@ def ground_values(index: DatasheetIndex, values: list[dict[str, Any]], quote: st
     for i, value in enumerate(values):
         own_quote = value.get("quote") or value.get("source_text") or quote
         own_pages = value.get("pages") or pages
-        results.append(ground_value(index, i, value, own_quote, list(own_pages or [])))
+        # A value converted to the requested unit is looked for as the document printed it; the grounding's
+        # detail keeps what was printed as the evidence of the conversion.
+        result = ground_value(index, i, printed(value), own_quote, list(own_pages or []))
+        if isinstance(value.get("printed"), dict):
+            result.detail["printed_value"] = value["printed"]
+        results.append(result)
     return results
 
 

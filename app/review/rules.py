@@ -75,6 +75,7 @@ class Context:
     engine: str | None = None
     settings: RuleSettings = field(default_factory=RuleSettings)
     document: DatasheetIndex | None = None  # the intended PDF's index, for rules about the document itself
+    model: str | None = None  # the answering model, when known beside the record
 
     @property
     def is_single_pass(self) -> bool:

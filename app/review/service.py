@@ -19,6 +19,7 @@ from app.dispatch.service import load_trace
 from app.documents.index import DatasheetIndex
 from app.jobs.models import Extraction, Job, JobParameter
 from app.review import attribution as rubric
+from app.review.answer_rules import ANSWER_RULES
 from app.review.config import RuleSettings, rule_settings
 from app.review.document_rules import DOCUMENT_RULES
 from app.review.grounding import GroundingResult, ground_values
@@ -54,7 +55,7 @@ class Audit:
 def audit(record: RunRecord | None, *, submission: Submission | None = None, index: DatasheetIndex | None = None,
           request: Mapping[str, Any] | None = None, cross_check: Submission | None = None,
           cross_check_error: str | None = None, error_code: str | None = None, error_detail: str | None = None,
-          engine: str | None = None, settings: RuleSettings | None = None) -> Audit:
+          engine: str | None = None, settings: RuleSettings | None = None, model: str | None = None) -> Audit:
     """Audit one answer. ``submission`` defaults to the record's own; without ``index`` grounding is skipped."""
     submission = submission if submission is not None else (record.submission if record else None)
     if error_code is None and record is not None and record.outcome not in (None, "submitted"):
@@ -66,8 +67,9 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
     ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
                   cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
-                  settings=settings or rule_settings(), document=index)
-    verdicts = evaluate(ctx) + evaluate(ctx, DOCUMENT_RULES)
+                  settings=settings or rule_settings(), document=index,
+                  model=model or (record.model if record else None))
+    verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)
@@ -110,6 +112,7 @@ def review_extraction(session: Session, *, job: Job, parameter: JobParameter, ex
         record, submission=submission_of(extraction), index=index, request=request, cross_check=cross,
         cross_check_error=cross_check.error_code if cross_check is not None else None,
         error_code=extraction.error_code, error_detail=extraction.error_detail, engine=extraction.engine,
+        model=extraction.model,
     )
     flags = [
         Flag(job_id=job.id, parameter_id=parameter.id, extraction_id=extraction.id, rule=f.rule,
