@@ -21,8 +21,9 @@ from sqlalchemy.orm import Session, aliased
 from app.agent.schemas import ExtractedValue
 from app.documents.models import Blob
 from app.errors import InvalidInput, NotFound
-from app.jobs.models import Extraction, Job, JobParameter
+from app.jobs.models import Extraction, Job, JobParameter, JobStatus
 from app.jobs.schemas import FlagOut, ValueOut
+from app.jobs.service import transition
 from app.review.models import Decision, Flag, Severity
 
 DecisionKind = Literal["approve", "correct", "reject"]
@@ -345,8 +346,8 @@ def decide(
 
     Deciding again is allowed (the latest decision counts; the audit list keeps every one), but a request
     identical to the latest decision is a replay and returns it unchanged, so a client that retries a POST
-    after a lost response never doubles the audit trail. The job's status is left as it is: a
-    ``needs_review`` job stays so as history, and its result shows the decisions.
+    after a lost response never doubles the audit trail. Once every flagged answer of a ``needs_review`` job has
+    a decision, the job reports ``reviewed``; its flags and the decisions stay in its result.
     """
     if request.decision == "correct" and request.correction is None:
         raise InvalidInput("A correction needs the corrected values (`correction.values`).",
@@ -370,7 +371,20 @@ def decide(
                    comment=comment, reviewer=reviewer, tenant=job.tenant)
     session.add(row)
     session.flush()
+    _settle(session, job)
     return _decision_out(row, parameter.name), True
+
+
+def _settle(session: Session, job: Job) -> None:
+    """Move a ``needs_review`` job to ``reviewed`` when none of its flagged answers is left undecided."""
+    if job.status != JobStatus.needs_review.value:
+        return
+    undecided = select(Extraction.id).where(
+        Extraction.job_id == job.id, Extraction.role == PRIMARY, _needs_review(),
+        ~exists().where(Decision.extraction_id == Extraction.id))
+    if session.scalar(select(undecided.exists())):
+        return
+    transition(job, JobStatus.reviewed)
 
 
 def _load_extraction(session: Session, extraction_id: int, tenant: str | None) -> tuple[Extraction, Job, JobParameter]:
