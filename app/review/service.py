@@ -26,6 +26,7 @@ from app.review.grounding import GroundingResult, ground_values
 from app.review.models import Attribution, Flag, Grounding, Severity
 from app.review.record import RunRecord, Submission, records_from_spans
 from app.review.rules import Context, Finding, Verdict, evaluate
+from app.review.structural import STRUCTURAL_RULES
 
 
 @dataclass
@@ -69,7 +70,8 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
                   settings=settings or rule_settings(), document=index,
                   model=model or (record.model if record else None))
-    verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, DOCUMENT_RULES)
+    verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
+        + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)
