@@ -129,13 +129,16 @@ def record_answer(session: Session, job_id: str, parameter_id: int, outcome: Eng
 
 def cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, context: RunContext,
                 primary_engine: str | None = None) -> EngineOutcome | None:
-    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer; for the offline
-    reader itself, its answer through the other engine (a reader cannot disagree with itself on one read path,
-    but its table-walking agentic read and its whole-document single-pass read fail in different places)."""
+    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer. For the offline
+    reader itself (it cannot disagree with itself on one read path): a single-pass answer is checked by its
+    agentic read; an agentic answer by the structural re-read of its row (``field_mismatch``), since its
+    single-pass read, less often right than itself, disagreed with right answers more than with wrong ones."""
     cross_context = context.model_copy(update={"role": "cross_check"})
-    if model.is_offline and get_settings().cross_check_model:
-        other = engines.SINGLE_PASS if primary_engine == engines.AGENTIC else engines.AGENTIC
-        return engines.run_parameter(index=index, request=request, model=model, engine=other, context=cross_context)
+    if model.is_offline:
+        if primary_engine != engines.SINGLE_PASS or not get_settings().cross_check_model:
+            return None
+        return engines.run_parameter(index=index, request=request, model=model, engine=engines.AGENTIC,
+                                     context=cross_context)
     if not wants_cross_check(model):
         return None
     cross_model = resolve_model(get_settings().cross_check_model)

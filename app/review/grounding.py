@@ -290,8 +290,9 @@ def _method_of(spans: list[_Span]) -> tuple[str, float]:
 # Numbers in text.
 
 _NUMBER = re.compile(
-    r"(?<![\w.,])(?P<sign>\+/-|\+/−|±|[+\-−–])?\s?"
-    r"(?P<num>\d+(?:[.,]\d+)*|[.,]\d+)(?P<exp>[eE][+\-−]?\d+)?"
+    # Not inside a word or another number ("1.5" holds no 5), but a dot leader may run into it ("....100 mA").
+    r"(?<![\w,])(?<![^.]\.)(?P<sign>\+/-|\+/−|±|[+\-−–])?\s?"
+    r"(?P<num>\d+(?:[.,]\d+)*|(?<!\.)[.,]\d+)(?P<exp>[eE][+\-−]?\d+)?"
     r"(?:\s?(?P<unit>[A-Za-zµμΩΩ°℃%‰][A-Za-zµμΩΩ°℃%‰/·.²³]*))?"
 )
 

@@ -121,3 +121,10 @@ def test_an_answer_with_only_a_quote_is_still_grounded(table: DatasheetIndex) ->
     assert found.outcome is Outcome.grounded
     [missing] = ground_values(table, [], "Output swing 12 V into 8 Ohm", [2])
     assert missing.outcome is Outcome.quote_not_found
+
+
+def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
+    from app.review.grounding import numbers_in
+
+    assert [(n.values[0], n.unit) for n in numbers_in("Power rating ..........2 watts")] == [(2.0, "watts")]
+    assert [n.values[0] for n in numbers_in("into VDD pin ....100 mA, ver.5, 1.5 V")] == [100.0, 1.5]
