@@ -110,6 +110,7 @@ def confusion(answers: list[Answer]) -> dict[str, Any]:
     table["false_alarm_rules"] = dict(Counter(r for a in correct if a.flagged for r in a.rules))
     table["catching_rules"] = dict(Counter(r for a in wrong if a.flagged for r in a.rules))
     table["missed"] = [a.key for a in wrong if not a.flagged]
+    table["false_alarms"] = [a.key for a in correct if a.flagged]
     return table
 
 
@@ -132,6 +133,9 @@ def print_table(title: str, table: dict[str, Any]) -> None:
         print(f"   false alarms by rule: {table['false_alarm_rules']}")
     if table["catching_rules"]:
         print(f"   wrong answers caught by rule: {table['catching_rules']}")
+    if table["false_alarms"]:
+        print(f"   false alarms: {', '.join(table['false_alarms'][:12])}"
+              f"{' …' if len(table['false_alarms']) > 12 else ''}")
     if table["missed"]:
         print(f"   missed: {', '.join(table['missed'][:12])}{' …' if len(table['missed']) > 12 else ''}")
 
