@@ -41,6 +41,7 @@ _DASHES = {"-", "–", "—", "‒", "―", "−", "--", "n/a", "na"}
 _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
+MIN_COLUMN_GAP = 6.0  # points; a space in body text is about a quarter of the font size
 _CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
@@ -81,7 +82,12 @@ def _is_header(row: Row) -> bool:
     maximum" is not one)."""
     words = [w.text.strip(".:()[]").casefold() for w in row.words]
     named = sum(1 for w in words if w in _ROLE_WORDS or w in _HEADER_WORDS)
-    return named >= 2 and named >= MIN_HEADER_SHARE * len(words)
+    if named < 2 or named < MIN_HEADER_SHARE * len(words):
+        return False
+    # Column headers stand apart; header words run together with single spaces are a line of text, and the
+    # cells below them are not placed in columns by their x positions.
+    gaps = sorted(b.x0 - a.x1 for a, b in zip(row.words, row.words[1:], strict=False))
+    return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
 
 
 def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header | None:
