@@ -16,6 +16,7 @@ from app.api.jobs import router as jobs_router
 from app.api.metrics import HttpMetricsMiddleware
 from app.api.metrics import router as metrics_router
 from app.api.problems import install_handlers
+from app.api.review import router as review_router
 from app.api.traces import router as traces_router
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
@@ -25,7 +26,6 @@ from app.observability.http_tracing import instrument
 from app.observability.logging import configure_logging
 from app.observability.request_id import RequestIdMiddleware
 from app.offload import size_thread_pools
-from app.review.api import router as review_router
 from app.security import check_startup_policy
 from app.urls import RootPathMiddleware
 

@@ -90,7 +90,7 @@ def _print_json(data: BaseModel | list[BaseModel] | dict | str) -> None:
 # --- rendering --------------------------------------------------------------------------------------------
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
-_STATUS_STYLE = {"done": "green", "needs_review": "yellow", "failed": "red", "cancelled": "dim",
+_STATUS_STYLE = {"done": "green", "needs_review": "yellow", "reviewed": "cyan", "failed": "red", "cancelled": "dim",
                  "running": "cyan", "queued": "cyan"}
 
 

@@ -36,6 +36,7 @@ from app.dispatch.service import build_tree, load_run
 from app.documents import store
 from app.documents.render import render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
+from app.flows import review as review_flow
 from app.input_policy import OptionalRowId, RowId
 from app.review import decisions
 from app.review.decisions import (
@@ -597,7 +598,7 @@ def decide(
                                      correction=_correction(form) if decision == "correct" else None)
         signed_by = decisions.resolve_reviewer(auth_mode=get_settings().effective_auth_mode,
                                                principal_name=principal.name, requested=body.reviewer)
-        decisions.decide(session, extraction_id, body, reviewer=signed_by, tenant=principal.tenant)
+        review_flow.decide(session, extraction_id, body, reviewer=signed_by, tenant=principal.tenant)
     except NotFound as exc:
         return _not_found(request, exc)
     except InvalidInput as exc:

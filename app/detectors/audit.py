@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.detectors import attribution as rubric
+from app.detectors.answer_rules import ANSWER_RULES
 from app.detectors.config import RuleSettings, rule_settings
 from app.detectors.document_rules import DOCUMENT_RULES
 from app.detectors.grounding import GroundingResult, ground_values
 from app.detectors.record import RunRecord, Submission
 from app.detectors.rules import Context, Finding, Verdict, evaluate
 from app.detectors.severity import Severity
+from app.detectors.structural import STRUCTURAL_RULES
 from app.documents.index import DatasheetIndex
 
 
@@ -47,7 +49,7 @@ class Audit:
 def audit(record: RunRecord | None, *, submission: Submission | None = None, index: DatasheetIndex | None = None,
           request: Mapping[str, Any] | None = None, cross_check: Submission | None = None,
           cross_check_error: str | None = None, error_code: str | None = None, error_detail: str | None = None,
-          engine: str | None = None, settings: RuleSettings | None = None) -> Audit:
+          engine: str | None = None, settings: RuleSettings | None = None, model: str | None = None) -> Audit:
     """Audit one answer. ``submission`` defaults to the record's own; without ``index`` grounding is skipped."""
     submission = submission if submission is not None else (record.submission if record else None)
     if error_code is None and record is not None and record.outcome not in (None, "submitted"):
@@ -59,8 +61,10 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
     ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
                   cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
-                  settings=settings or rule_settings(), document=index)
-    verdicts = evaluate(ctx) + evaluate(ctx, DOCUMENT_RULES)
+                  settings=settings or rule_settings(), document=index,
+                  model=model or (record.model if record else None))
+    verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
+        + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

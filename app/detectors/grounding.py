@@ -11,7 +11,10 @@ The quote is searched in three tiers, cheapest and strictest first:
    shorter quotes match too easily by chance to be trusted fuzzily.
 
 A quote containing an ellipsis (``...``/``…``) is also tried as fragments that must all be found, in order,
-on one page. The reported pages are searched first; a quote found only elsewhere is ``grounded_other_page``.
+on one page. A quote that is still not found is read the way models write quotes
+(``app.detectors.quote_fragments``): split into its printed fragments, each located exactly, normalised, or
+aligned to one table row or block of lines (``row``, ``app.detectors.row_alignment``), before the ``fuzzy`` tier.
+The reported pages are searched first; a quote found only elsewhere is ``grounded_other_page``.
 Each reported number must then occur in the located document text, compared numerically (decimal commas,
 leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text prints a unit), else the outcome is
 ``value_not_in_quote``. The located words' boxes are kept so a reviewer sees the passage highlighted.
@@ -30,7 +33,16 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from app.detectors import plausibility
-from app.documents.index import DatasheetIndex, PageInfo
+from app.detectors.dimensions import printed
+from app.detectors.row_alignment import (
+    FragmentMatch,
+    QuoteAlignment,
+    align_quote,
+    boxes_of,
+    value_words,
+    without_identifiers,
+)
+from app.documents.index import DatasheetIndex, PageInfo, Word
 
 FUZZY_THRESHOLD = 90.0
 MIN_FUZZY_CHARS = 10
@@ -278,8 +290,9 @@ def _method_of(spans: list[_Span]) -> tuple[str, float]:
 # Numbers in text.
 
 _NUMBER = re.compile(
-    r"(?<![\w.,])(?P<sign>\+/-|\+/−|±|[+\-−–])?\s?"
-    r"(?P<num>\d+(?:[.,]\d+)*|[.,]\d+)(?P<exp>[eE][+\-−]?\d+)?"
+    # Not inside a word or another number ("1.5" holds no 5), but a dot leader may run into it ("....100 mA").
+    r"(?<![\w,])(?<![^.]\.)(?P<sign>\+/-|\+/−|±|[+\-−–])?\s?"
+    r"(?P<num>\d+(?:[.,]\d+)*|(?<!\.)[.,]\d+)(?P<exp>[eE][+\-−]?\d+)?"
     r"(?:\s?(?P<unit>[A-Za-zµμΩΩ°℃%‰][A-Za-zµμΩΩ°℃%‰/·.²³]*))?"
 )
 
@@ -453,11 +466,12 @@ class _Location:
     score: float
 
 
-def _search(index: DatasheetIndex, quote: str, reported_pages: list[int]) -> tuple[_Location | None, bool]:
-    """Where ``quote`` is, and whether that is one of the reported pages."""
+def _search(index: DatasheetIndex, quote: str, reported_pages: list[int],
+            tiers: tuple[bool, ...] = (False, True)) -> tuple[_Location | None, bool]:
+    """Where ``quote`` is, and whether that is one of the reported pages (``tiers``: without, then with fuzzy)."""
     valid_reported = [p for p in dict.fromkeys(reported_pages) if 1 <= p <= index.page_count]
     others = [p.number for p in index.pages if p.number not in valid_reported]
-    for allow_fuzzy in (False, True):
+    for allow_fuzzy in tiers:
         best: tuple[_Location, bool] | None = None
         for numbers, on_reported in ((valid_reported, True), (others, False)):
             for number in numbers:
@@ -485,7 +499,12 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     if not quote or not quote.strip():
         return GroundingResult(value_index, Outcome.quote_not_found,
                                detail={"reason": "no quote was reported", "reported_pages": pages})
-    location, on_reported = _search(index, quote, pages)
+    location, on_reported = _search(index, quote, pages, tiers=(False,))
+    if location is None:
+        aligned = align_quote(index, quote, pages)
+        if aligned is not None:
+            return _ground_alignment(index, value_index, value, quote, pages, aligned)
+        location, on_reported = _search(index, quote, pages, tiers=(True,))
     if location is None:
         return GroundingResult(value_index, Outcome.quote_not_found,
                                detail={"reason": "the quote is not in the document's text layer",
@@ -494,10 +513,10 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     text = location.view.text
     pieces = [text[slice(*_expand_to_tokens(text, s.start, s.end))] for s in location.spans]
     located_text = " … ".join(" ".join(p.split()) for p in pieces)
-    text_numbers = [n for p in pieces for n in numbers_in(p)]
+    text_numbers = [n for p in pieces for n in numbers_in(without_identifiers(p))]
     unit = value.get("unit")
     missing = {name: number for name, number in plausibility.numbers_of(value).items()
-               if not number_occurs(number, unit, text_numbers)}
+               if not number_occurs(number, unit, text_numbers) and not _implied(name, number, value)}
     if missing:
         outcome = Outcome.value_not_in_quote
     elif on_reported or not pages:
@@ -507,18 +526,91 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     detail: dict[str, Any] = {"quote": quote, "located_text": located_text, "reported_pages": pages}
     if missing:
         detail["missing_numbers"] = missing
+    boxes = _boxes(location.page, location.view, location.spans)
+    inside = [w for w in location.page.words or [] if _within(w, boxes)]
+    detail["value_boxes"] = boxes_of(value_words(inside, plausibility.numbers_of(value), unit, located_text))
     return GroundingResult(value_index, outcome, location.method, round(location.score, 1), location.page.number,
-                           _boxes(location.page, location.view, location.spans), detail)
+                           boxes, detail)
+
+
+def _implied(name: str, number: float, value: dict[str, Any]) -> bool:
+    """A typical of 0 between min -X and max X is the centre of a printed ``±X``, not a number of its own."""
+    numbers = plausibility.numbers_of(value)
+    return (name == "typical" and number == 0 and "min" in numbers and "max" in numbers
+            and math.isclose(numbers["min"], -numbers["max"]))
+
+
+def _within(word: Word, boxes: list[list[float]]) -> bool:
+    return any(b[0] - 1 <= word.x0 and word.x1 <= b[2] + 1 and b[1] - 1 <= word.y0 and word.y1 <= b[3] + 1
+               for b in boxes)
+
+
+def _fragment_numbers(match: FragmentMatch) -> list[TextNumber]:
+    """The numbers a located fragment vouches for: the located text when it was found as printed, else the
+    fragment's own numbers (row alignment checked each of them against the row), identifiers excluded."""
+    if match.method != "row":
+        return numbers_in(match.located_text)
+    return numbers_in(without_identifiers(match.fragment))
+
+
+def _line_boxes(words: list[Word]) -> list[list[float]]:
+    lines: dict[tuple[int, int], list[float]] = {}
+    for word in words:
+        box = lines.setdefault((word.block, word.line), [word.x0, word.y0, word.x1, word.y1])
+        box[0], box[1] = min(box[0], word.x0), min(box[1], word.y0)
+        box[2], box[3] = max(box[2], word.x1), max(box[3], word.y1)
+    return [[round(c, 2) for c in box] for box in lines.values()]
+
+
+def _ground_alignment(index: DatasheetIndex, value_index: int, value: dict[str, Any], quote: str,
+                      pages: list[int], aligned: QuoteAlignment) -> GroundingResult:
+    """A value grounded through its quote's fragments: every reported number must be printed by a fragment
+    that was located; the page is the one of the fragment that holds the value."""
+    unit = value.get("unit")
+    numbers = plausibility.numbers_of(value)
+    located = aligned.located
+    holding = [m for m in located if any(number_occurs(n, unit, _fragment_numbers(m)) for n in numbers.values())]
+    anchor = holding[0] if holding else located[0]
+    text_numbers = [n for m in located for n in _fragment_numbers(m)]
+    missing = {name: number for name, number in numbers.items()
+               if not number_occurs(number, unit, text_numbers) and not _implied(name, number, value)}
+    if missing:
+        outcome = Outcome.value_not_in_quote
+    elif anchor.page in pages or not pages:
+        outcome = Outcome.grounded
+    else:
+        outcome = Outcome.grounded_other_page
+    on_page = [m for m in located if m.page == anchor.page]
+    detail: dict[str, Any] = {
+        "quote": quote, "located_text": " … ".join(m.located_text for m in located), "reported_pages": pages,
+        "fragments": [{"text": f, "page": m.page if m else None, "method": m.method if m else None,
+                       "score": m.score if m else None} for f, m in zip(aligned.fragments, aligned.matches,
+                                                                        strict=True)],
+        "value_boxes": boxes_of(value_words([w for m in holding if m.page == anchor.page for w in m.words],
+                                            numbers, unit, anchor.located_text)),
+    }
+    if missing:
+        detail["missing_numbers"] = missing
+    return GroundingResult(value_index, outcome, aligned.method, round(aligned.score, 1), anchor.page,
+                           _line_boxes([w for m in on_page for w in m.words]), detail)
 
 
 def ground_values(index: DatasheetIndex, values: list[dict[str, Any]], quote: str | None,
                   pages: list[int]) -> list[GroundingResult]:
     """Ground every reported value. A value may carry its own ``quote``/``pages`` (count-format cells do)."""
     results: list[GroundingResult] = []
+    if not values and quote:
+        # A recorded answer with a quote but no structured value: the quote alone can still be re-found.
+        return [ground_value(index, 0, {}, quote, list(pages or []))]
     for i, value in enumerate(values):
         own_quote = value.get("quote") or value.get("source_text") or quote
         own_pages = value.get("pages") or pages
-        results.append(ground_value(index, i, value, own_quote, list(own_pages or [])))
+        # A value converted to the requested unit is looked for as the document printed it; the grounding's
+        # detail keeps what was printed as the evidence of the conversion.
+        result = ground_value(index, i, printed(value), own_quote, list(own_pages or []))
+        if isinstance(value.get("printed"), dict):
+            result.detail["printed_value"] = value["printed"]
+        results.append(result)
     return results
 
 

@@ -511,7 +511,19 @@ def record_from_cell(cell: Mapping[str, Any]) -> RunRecord:
         outcome=(str(error) if error else ("submitted" if has_answer else None)),
         error_detail=str(error) if error else None,
         submission=Submission.from_mapping(extraction) if has_answer else None,
+        parameter=_request_of(cell),
     )
+
+
+def _request_of(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameter the cell's model was asked for, when the cell records it (``request`` or a bare name)."""
+    request = cell.get("request")
+    if isinstance(request, Mapping) and request.get("name"):
+        return {"name": str(request["name"]), "unit": request.get("unit"),
+                "conditions": _as_list(request.get("conditions"))}
+    if isinstance(cell.get("parameter"), str) and cell["parameter"].strip():
+        return {"name": cell["parameter"], "unit": None, "conditions": []}
+    return {}
 
 
 # -------------------------------------------------------------------------------------------------------------

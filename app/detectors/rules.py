@@ -77,6 +77,7 @@ class Context:
     engine: str | None = None
     settings: RuleSettings = field(default_factory=RuleSettings)
     document: DatasheetIndex | None = None  # the intended PDF's index, for rules about the document itself
+    model: str | None = None  # the answering model, when known beside the record
 
     @property
     def is_single_pass(self) -> bool:
@@ -357,7 +358,8 @@ def _flatten(value: Any) -> str:
 
 def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
     def check(rule: Rule, ctx: Context) -> Verdict:
-        if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        if ctx.submission is None or not ctx.submission.found or not (ctx.submission.values or
+                                                                      ctx.submission.quote):
             return not_evaluable(rule, "no value was reported")
         if ctx.groundings is None:
             return not_evaluable(rule, "the intended datasheet is not available")
@@ -365,10 +367,12 @@ def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
         if not hits:
             return clean(rule)
         submit = ctx.record.submit_call if ctx.record else None
-        quotes = {ctx.submission.values[g.value_index].get("quote") or ctx.submission.quote for g in hits}
+        values = ctx.submission.values
+        quotes = {(values[g.value_index].get("quote") if g.value_index < len(values) else None)
+                  or ctx.submission.quote for g in hits}
         seen_in = sorted({s for q in quotes for s in _quote_provenance(ctx, q)})
-        which = (f"value {hits[0].value_index + 1}" if len(hits) == 1 and len(ctx.submission.values) > 1
-                 else "the answer" if len(hits) == len(ctx.submission.values) else
+        which = (f"value {hits[0].value_index + 1}" if len(hits) == 1 and len(values) > 1
+                 else "the answer" if len(hits) >= len(values) else
                  f"values {', '.join(str(g.value_index + 1) for g in hits)}")
         missing = sorted({f"{v:g}" for g in hits for v in (g.detail.get("missing_numbers") or {}).values()})
         extra = ""

@@ -18,6 +18,7 @@ from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
 from app.config import OFFLINE_MODEL, get_settings
 from app.db import session_scope
+from app.detectors.dimensions import to_requested
 from app.detectors.rules import rule_set_version
 from app.detectors.severity import Severity
 from app.dispatch import telemetry
@@ -114,13 +115,7 @@ def _run_parameter(job_id: str, parameter_id: int, index: DatasheetIndex, model:
     context = RunContext(job_id=job_id, parameter_id=parameter_id, tenant=tenant,
                          rule_set_version=rule_set_version())
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine, context=context)
-    cross = None
-    if wants_cross_check(model):
-        cross_model = resolve_model(get_settings().cross_check_model)
-        cross = engines.run_parameter(
-            index=index, request=request, model=cross_model, engine="agentic",
-            context=context.model_copy(update={"role": "cross_check"}),
-        )
+    cross = cross_check(index, request, model, context, outcome.engine)
     telemetry.flush()
 
     with session_scope() as session:
@@ -145,6 +140,25 @@ def record_answer(session: Session, job_id: str, parameter_id: int, outcome: Eng
     return extraction, cross_row, flags
 
 
+def cross_check(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, context: RunContext,
+                primary_engine: str | None = None) -> EngineOutcome | None:
+    """The second opinion stored beside ``model``'s answer: the offline reader's agentic answer. For the offline
+    reader itself (it cannot disagree with itself on one read path): a single-pass answer is checked by its
+    agentic read; an agentic answer by the structural re-read of its row (``field_mismatch``), since its
+    single-pass read, less often right than itself, disagreed with right answers more than with wrong ones."""
+    cross_context = context.model_copy(update={"role": "cross_check"})
+    if model.is_offline:
+        if primary_engine != engines.SINGLE_PASS or not get_settings().cross_check_model:
+            return None
+        return engines.run_parameter(index=index, request=request, model=model, engine=engines.AGENTIC,
+                                     context=cross_context)
+    if not wants_cross_check(model):
+        return None
+    cross_model = resolve_model(get_settings().cross_check_model)
+    return engines.run_parameter(index=index, request=request, model=cross_model, engine="agentic",
+                                 context=cross_context)
+
+
 def wants_cross_check(model: ModelConfig) -> bool:
     """Whether the offline reader should answer beside ``model`` as a second opinion."""
     cross = get_settings().cross_check_model
@@ -165,7 +179,9 @@ def store_outcome(session: Session, job_id: str, parameter_id: int, outcome: Eng
     row.model = outcome.model
     row.engine = outcome.engine
     row.found = bool(submitted and submitted.found)
-    row.values = [v.model_dump() for v in submitted.values] if submitted else []
+    parameter = session.get(JobParameter, parameter_id)
+    requested_unit = parameter.unit if parameter is not None and role == "primary" else None
+    row.values = [to_requested(v.model_dump(), requested_unit) for v in submitted.values] if submitted else []
     row.source_page = submitted.source_page if submitted else None
     row.quote = submitted.quote if submitted else None
     row.confidence = submitted.confidence if submitted else None

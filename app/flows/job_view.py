@@ -44,7 +44,8 @@ def job_out(session: Session, job: Job) -> JobOut:
                                  .order_by(Grounding.value_index, Grounding.id)):
             groundings.setdefault(g.extraction_id, []).append(
                 GroundingOut(value_index=g.value_index, outcome=g.outcome, method=g.method, score=g.score,
-                             page=g.page, boxes=g.boxes or []))
+                             page=g.page, boxes=g.boxes or [],
+                             value_boxes=(g.detail or {}).get("value_boxes") or []))
         for a in session.scalars(select(Attribution).where(Attribution.extraction_id.in_(extraction_ids))
                                  .order_by(Attribution.id)):
             attributions.setdefault(a.extraction_id, []).append(

@@ -18,8 +18,10 @@ from app.detectors.record import RunRecord, Submission, records_from_spans
 from app.dispatch import evaluations, semconv
 from app.dispatch.service import load_run
 from app.documents.index import DatasheetIndex
+from app.jobs.service import transition
+from app.review import decisions
 from app.review.models import Attribution, Flag, Grounding
-from app.tables.jobs import Extraction, Job, JobParameter
+from app.tables.jobs import Extraction, Job, JobParameter, JobStatus
 
 
 def submission_of(extraction: Extraction) -> Submission | None:
@@ -59,6 +61,7 @@ def review_extraction(session: Session, *, job: Job, parameter: JobParameter, ex
         record, submission=submission_of(extraction), index=index, request=request, cross_check=cross,
         cross_check_error=cross_check.error_code if cross_check is not None else None,
         error_code=extraction.error_code, error_detail=extraction.error_detail, engine=extraction.engine,
+        model=extraction.model,
     )
     flags = [
         Flag(job_id=job.id, parameter_id=parameter.id, extraction_id=extraction.id, rule=f.rule,
@@ -97,3 +100,16 @@ def attribution_summary(session: Session, job_id: str) -> dict[str, Any]:
         "job": rubric.summarize({"category": c} for _, c in rows),
         "parameters": {pid: rubric.summarize(items) for pid, items in sorted(per_parameter.items())},
     }
+
+
+def decide(session: Session, extraction_id: int, body: decisions.ReviewDecisionRequest, *, reviewer: str,
+           tenant: str | None) -> tuple[decisions.ReviewDecision, bool]:
+    """Record a reviewer's decision; once every flagged answer of a ``needs_review`` job has one, the job reports
+    ``reviewed`` (its flags and the decisions stay in its result)."""
+    out, created = decisions.decide(session, extraction_id, body, reviewer=reviewer, tenant=tenant)
+    extraction = session.get(Extraction, extraction_id)
+    job = session.get(Job, extraction.job_id) if extraction is not None else None
+    if (job is not None and job.status == JobStatus.needs_review.value
+            and decisions.every_flagged_answer_decided(session, job.id)):
+        transition(job, JobStatus.reviewed)
+    return out, created

@@ -39,6 +39,8 @@ class GroundingOut(BaseModel):
     score: float | None = None
     page: int | None = None
     boxes: list[list[float]] = Field(default_factory=list)
+    # The boxes of the reported number itself (its cell), inside the located passage ``boxes``.
+    value_boxes: list[list[float]] = Field(default_factory=list)
 
 
 class AttributionOut(BaseModel):

@@ -33,6 +33,8 @@ TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     JobStatus.running: frozenset(
         {JobStatus.done, JobStatus.needs_review, JobStatus.failed, JobStatus.cancelled, JobStatus.queued}
     ),
+    # The run is over either way; this records that reviewers have decided every flagged answer.
+    JobStatus.needs_review: frozenset({JobStatus.reviewed}),
 }
 
 
@@ -190,7 +192,7 @@ def transition(job: Job, target: JobStatus, *, failure_code: str | None = None, 
     job.updated_at = now
     if target is JobStatus.running and job.started_at is None:
         job.started_at = now
-    if target in TERMINAL_STATUSES:
+    if target in TERMINAL_STATUSES and not current.is_terminal:
         job.finished_at = now
         metrics.observe_job_finished(target.value, metrics.seconds_between(job.created_at, now))
     if failure_code:

@@ -345,8 +345,8 @@ def decide(
 
     Deciding again is allowed (the latest decision counts; the audit list keeps every one), but a request
     identical to the latest decision is a replay and returns it unchanged, so a client that retries a POST
-    after a lost response never doubles the audit trail. The job's status is left as it is: a
-    ``needs_review`` job stays so as history, and its result shows the decisions.
+    after a lost response never doubles the audit trail. Once every flagged answer of a ``needs_review`` job has
+    a decision, the job reports ``reviewed``; its flags and the decisions stay in its result.
     """
     if request.decision == "correct" and request.correction is None:
         raise InvalidInput("A correction needs the corrected values (`correction.values`).",
@@ -371,6 +371,14 @@ def decide(
     session.add(row)
     session.flush()
     return _decision_out(row, parameter.name), True
+
+
+def every_flagged_answer_decided(session: Session, job_id: str) -> bool:
+    """Whether no primary answer of the job that needs review is left without a decision."""
+    undecided = select(Extraction.id).where(
+        Extraction.job_id == job_id, Extraction.role == PRIMARY, _needs_review(),
+        ~exists().where(Decision.extraction_id == Extraction.id))
+    return not session.scalar(select(undecided.exists()))
 
 
 def _load_extraction(session: Session, extraction_id: int, tenant: str | None) -> tuple[Extraction, Job, JobParameter]:

@@ -28,6 +28,7 @@ class JobStatus(enum.StrEnum):
     running = "running"
     done = "done"
     needs_review = "needs_review"
+    reviewed = "reviewed"  # was needs_review; every flagged answer has a reviewer's decision since
     failed = "failed"
     cancelled = "cancelled"
 
@@ -36,7 +37,8 @@ class JobStatus(enum.StrEnum):
         return self in TERMINAL_STATUSES
 
 
-TERMINAL_STATUSES = frozenset({JobStatus.done, JobStatus.needs_review, JobStatus.failed, JobStatus.cancelled})
+TERMINAL_STATUSES = frozenset({JobStatus.done, JobStatus.needs_review, JobStatus.reviewed, JobStatus.failed,
+                               JobStatus.cancelled})
 
 
 class Job(Base):

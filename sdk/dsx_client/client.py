@@ -110,7 +110,7 @@ class Client:
         max_poll_interval: float = 5.0,
         on_progress: ProgressCallback | None = None,
     ) -> Job:
-        """Poll until the job is terminal (done, needs_review, failed, cancelled) and return it.
+        """Poll until the job is terminal (done, needs_review, reviewed, failed, cancelled) and return it.
 
         ``on_progress(job)`` is called with every snapshot; raises :class:`WaitTimeout` after ``timeout``
         seconds (the job keeps running on the server).

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TERMINAL_STATUSES = frozenset({"done", "needs_review", "failed", "cancelled"})
+TERMINAL_STATUSES = frozenset({"done", "needs_review", "reviewed", "failed", "cancelled"})
 _UNFINISHED_PARAMETER_STATUSES = frozenset({"pending", "queued", "running"})
 
 DecisionKind = Literal["approve", "correct", "reject"]
@@ -79,6 +79,7 @@ class Grounding(_Response):
     score: float | None = None
     page: int | None = None
     boxes: list[list[float]] = Field(default_factory=list)
+    value_boxes: list[list[float]] = Field(default_factory=list)
 
 
 class Attribution(_Response):

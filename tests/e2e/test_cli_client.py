@@ -142,7 +142,7 @@ def test_result_table_shows_values_flags_and_decisions(dsx, server: LiveServer) 
 
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert f"job {job_id}" in out and "needs_review" in out and "lm-ish.pdf" in out
+    assert f"job {job_id}" in out and "reviewed" in out and "lm-ish.pdf" in out  # its one flag is decided
     assert "Supply voltage" in out and "min 2.7 / max 5.5" in out
     assert "quote_not_found raised on Supply voltage" in out  # the flag's sentence under the table
     assert "approve (ada)" in out

@@ -256,7 +256,8 @@ def test_review_queue_and_decisions(client: Client, server: LiveServer) -> None:
     assert [d.id for d in audit.items] == [rejected.id, corrected.id, approved.id]
 
     job = client.get(job_id)
-    assert job.status == "needs_review"
+    assert job.status == "reviewed"  # every flagged answer has a decision
+    assert job.is_terminal
     assert [r.review.decision for r in job.results] == ["approve", "correct", "reject"]
 
     claims = yaml.safe_load(client.corrections_yaml(job=job_id))["claims"]

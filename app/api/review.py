@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import get_session
+from app.flows import review as review_flow
 from app.input_policy import MAX_OFFSET, RowId
 from app.review import decisions
 from app.review.decisions import (
@@ -72,7 +73,7 @@ def decide(
 ) -> ReviewDecision:
     reviewer = decisions.resolve_reviewer(auth_mode=get_settings().effective_auth_mode, principal_name=principal.name,
                                           requested=body.reviewer)
-    decision, created = decisions.decide(session, extraction_id, body, reviewer=reviewer, tenant=principal.tenant)
+    decision, created = review_flow.decide(session, extraction_id, body, reviewer=reviewer, tenant=principal.tenant)
     # Commit before answering: the session dependency's own commit runs only after the response is sent, and a
     # client that reads right after a 201 must see its decision.
     session.commit()

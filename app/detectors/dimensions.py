@@ -1,0 +1,112 @@
+"""What the request says about units: the dimension a parameter must have, and answers in the requested unit.
+
+* :func:`expected_dimension` infers the physical dimension of a parameter from its name and symbol when the
+  request names no unit ("Standby current" → A, "Propagation delay" → s). Names that qualify a quantity into a
+  ratio or a density ("temperature coefficient", "voltage gain", "noise density", "accuracy") have no single
+  dimension and give ``None``: nothing is inferred rather than something guessed.
+* :func:`to_requested` converts a reported value to the requested unit with pint, keeping what was printed under
+  ``printed``; a value that cannot be converted is left as reported (a rule flags it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.detectors import plausibility
+
+# Qualifiers that turn a quantity into a ratio, a density, a tolerance or a count: no dimension is inferred.
+_QUALIFIED = re.compile(
+    r"coefficient|tempco|ratio|gain|rejection|density|drift|sensitivity|\bper\b|/|accuracy|tolerance|error"
+    r"|resolution|linearity|noise|regulation|matching|mismatch|deviation|variation|offset\s+drift|percent|%"
+    r"|ripple|hysteresis|efficiency|duty|factor|count|number|steps|cycles|endurance|retention|bits?\b|\bppm\b"
+    r"|slew|stability|derating|swing\s+ratio|\bdb\b|\bratio\b",
+    re.IGNORECASE,
+)
+
+# (pattern on the parameter name, a unit of the dimension it implies, a readable name of the dimension).
+# The first match wins, so specific names come before the general words they contain.
+_DIMENSIONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), unit, name) for pattern, unit, name in (
+        (r"thermal\s+resistance", "K/W", "thermal resistance"),
+        (r"resistance|impedance|\bohmic\b", "ohm", "resistance"),
+        (r"capacitance", "F", "capacitance"),
+        (r"inductance", "H", "inductance"),
+        (r"torque|\bmoment\b", "N*m", "torque"),
+        (r"pressure", "Pa", "pressure"),
+        (r"temperature", "K", "temperature"),
+        (r"frequency|bandwidth|clock\s+rate|sampl\w*\s+rate|output\s+data\s+rate|\bodr\b", "Hz", "frequency"),
+        (r"\btime\b|delay|period|duration|latency|setup|hold\s+time|width\s+of\s+pulse|pulse\s+width|timeout",
+         "s", "time"),
+        (r"\bpower\b(?!\s*(?:supply|-?on|down|up|good|mode|rail))|dissipation", "W", "power"),
+        (r"current", "A", "current"),
+        (r"voltage|\bvdd\b|\bvcc\b|\bvss\b|\bvref\b|threshold\s+level", "V", "voltage"),
+        (r"energy", "J", "energy"),
+        (r"\bmass\b|\bweight\b", "kg", "mass"),
+        (r"thickness|length|\bwidth\b|height|diameter|distance|\bpitch\b", "m", "length"),
+        (r"\bspeed\b|rotational\s+rate|\brpm\b", "Hz", "rotational speed"),
+        (r"luminous\s+intensity", "cd", "luminous intensity"),
+        (r"wavelength", "m", "wavelength"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str  # readable: "current"
+    unit: str  # a unit of it: "A"
+
+
+def expected_dimension(name: str | None, symbol: str | None = None) -> Dimension | None:
+    """The dimension a parameter named ``name`` must have, or ``None`` when the name does not fix one."""
+    text = " ".join(t for t in (name, symbol) if t)
+    if not text.strip() or _QUALIFIED.search(text):
+        return None
+    for pattern, unit, readable in _DIMENSIONS:
+        if pattern.search(text):
+            return Dimension(readable, unit)
+    return None
+
+
+def measures(unit: str | None, dimension: Dimension) -> bool | None:
+    """Whether ``unit`` measures ``dimension``; ``None`` when the unit cannot be read."""
+    if dimension.name == "rotational speed" and unit and re.search(r"rpm|r/min|rev", unit, re.IGNORECASE):
+        return True
+    if dimension.name == "temperature" and unit and re.search(r"°|℃|deg|\bK\b|\bC\b|\bF\b", unit):
+        return True
+    return plausibility.compatible(unit, dimension.unit)
+
+
+def is_dimensional(unit: str | None) -> bool:
+    """Whether ``unit`` names a physical dimension (not a ratio, count or percentage)."""
+    parsed = plausibility.parse_unit(unit)
+    return parsed is not None and not parsed.dimensionless
+
+
+def to_requested(value: dict[str, Any], requested_unit: str | None) -> dict[str, Any]:
+    """``value`` expressed in ``requested_unit`` with what was printed kept under ``printed``; unchanged when no
+    unit was requested, the units already agree, or the conversion is not possible."""
+    unit = value.get("unit")
+    if not requested_unit or not unit or plausibility.same_unit_text(unit, requested_unit):
+        return value
+    numbers = plausibility.numbers_of(value)
+    converted = {field: plausibility.convert(number, unit, requested_unit) for field, number in numbers.items()}
+    if not numbers or any(v is None for v in converted.values()):
+        return value
+    printed = {field: value.get(field) for field in plausibility.FIELDS if value.get(field) is not None}
+    return {**value, **{f: _tidy(v) for f, v in converted.items() if v is not None}, "unit": requested_unit,
+            "printed": {**printed, "unit": unit}}
+
+
+def _tidy(number: float) -> float:
+    """Drop binary noise from a scaled decimal (0.06 hPa * 100 = 6.000000000000001 Pa)."""
+    return float(f"{number:.12g}")
+
+
+def printed(value: dict[str, Any]) -> dict[str, Any]:
+    """The value as the document printed it (the stored value when it was not converted)."""
+    original = value.get("printed")
+    if not isinstance(original, dict):
+        return value
+    return {**value, **{f: original.get(f) for f in plausibility.FIELDS}, "unit": original.get("unit")}

@@ -1,0 +1,247 @@
+"""A structural re-read of every grounded value: does the row it came from say what the answer says?
+
+The grounding located each value's own cell (``value_boxes``). Here the row holding that cell is read again with
+its table's column roles, taken from the nearest header row above it that names Min / Typ / Max columns
+(on the same page, else the last such header of an earlier page: a table continued under a header it printed
+once); a header naming one value column ends the search too, since a header further up heads another table.
+Then, per reported value:
+
+* a number reported as one field but printed in another field's column (a Max reported as typical);
+* a field reported where its own column holds a blank or a dash (the number came from elsewhere);
+* a unit column that disagrees with the reported unit (another dimension, or a number that is not the
+  printed one once both are in one unit);
+* a requested condition (``VDD = 5 V``) that the row sets to another value.
+
+Each is a ``field_mismatch`` finding with the row's boxes as evidence. Where the header cannot be found or a
+cell cannot be placed in one column without doubt, nothing is said.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.detectors import plausibility
+from app.detectors.grounding import GroundingResult, Outcome, numbers_in
+from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.documents.index import DatasheetIndex, Word
+
+_ROLE_WORDS = {"min": "min", "minimum": "min", "typ": "typical", "typical": "typical", "nom": "typical",
+               "nominal": "typical", "max": "max", "maximum": "max", "unit": "unit", "units": "unit"}
+_VALUE_ROLES = ("min", "typical", "max")
+# Other words column headers are made of. A header without Min/Typ/Max columns still ends the search for one
+# further up, which would head another table.
+_HEADER_WORDS = {"parameter", "parameters", "symbol", "conditions", "condition", "test", "description", "rating",
+                 "ratings", "characteristic", "characteristics", "device", "value", "values", "notes", "note"}
+_DASHES = {"-", "–", "—", "‒", "―", "−", "--", "n/a", "na"}
+# A cell is placed in a column when its centre is this much closer to that column's centre than to any other.
+_PLACEMENT_MARGIN = 0.35
+MIN_HEADER_SHARE = 0.35
+MAX_ROW_WORDS = 16
+MIN_COLUMN_GAP = 6.0  # points; a space in body text is about a quarter of the font size
+_CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
+
+
+@dataclass
+class Header:
+    page: int
+    text: str
+    centres: dict[str, float]  # role -> x centre of its header word
+
+
+@dataclass
+class Mismatch:
+    kind: str  # wrong_column | dash_cell | unit_column | condition
+    value_index: int
+    message: str
+    detail: dict[str, Any]
+
+
+def _centre(word: Word) -> float:
+    return (word.x0 + word.x1) / 2
+
+
+def _header_of(row: Row) -> dict[str, float]:
+    """The x centre of each column a header row names (empty when two groups of Min/Typ/Max stand side by side,
+    for two units: which group a cell is in would be a guess)."""
+    centres: dict[str, float] = {}
+    for word in row.words:
+        role = _ROLE_WORDS.get(word.text.strip(".:()[]").casefold())
+        if role in centres:
+            return {}
+        if role:
+            centres[role] = _centre(word)
+    return centres
+
+
+def _is_header(row: Row) -> bool:
+    """A row that names columns: mostly header words, two of them at least (prose that says "minimum ...
+    maximum" is not one)."""
+    words = [w.text.strip(".:()[]").casefold() for w in row.words]
+    named = sum(1 for w in words if w in _ROLE_WORDS or w in _HEADER_WORDS)
+    if named < 2 or named < MIN_HEADER_SHARE * len(words):
+        return False
+    # Column headers stand apart; header words run together with single spaces are a line of text, and the
+    # cells below them are not placed in columns by their x positions.
+    gaps = sorted(b.x0 - a.x1 for a, b in zip(row.words, row.words[1:], strict=False))
+    return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
+
+
+def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header | None:
+    """The nearest header row above ``row_y`` on the page, else the last header row of an earlier page."""
+    page = index.page(page_number)
+    above = [r for r in visual_rows(index, page) if r.y < row_y]
+    for row in reversed(above):
+        if _is_header(row):
+            return Header(page_number, row.text, _header_of(row))
+    for earlier in range(page_number - 1, max(0, page_number - 3), -1):
+        for row in reversed(visual_rows(index, index.page(earlier))):
+            if _is_header(row):
+                return Header(earlier, row.text, _header_of(row))
+    return None
+
+
+def _role_of(word: Word, header: Header) -> str | None:
+    """The column a cell sits in, when its centre is clearly nearest one header word."""
+    distances = sorted((abs(_centre(word) - x), role) for role, x in header.centres.items())
+    if len(distances) < 2:
+        return None
+    (nearest, role), (second, _) = distances[0], distances[1]
+    return role if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
+
+
+def _row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
+    middle = (box[1] + box[3]) / 2
+    rows = visual_rows(index, index.page(page_number))
+    return min(rows, key=lambda r: abs(r.y - middle), default=None)
+
+
+def _row_box(row: Row) -> list[float]:
+    return [round(min(w.x0 for w in row.words), 2), round(min(w.y0 for w in row.words), 2),
+            round(max(w.x1 for w in row.words), 2), round(max(w.y1 for w in row.words), 2)]
+
+
+def _matches(number: float, unit: str | None, word: Word, context_units: list[str]) -> bool:
+    from app.detectors.grounding import TextNumber, number_occurs
+
+    printed = numbers_in(word.text)
+    candidates = list(printed) + [TextNumber(p.values, p.plus_minus, u) for p in printed if not p.unit
+                                  for u in context_units]
+    return any(number_occurs(number, unit, [c]) for c in candidates)
+
+
+def _conditions_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
+    """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity."""
+    out = []
+    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)}
+    for condition in requested:
+        for wanted in _CONDITION.finditer(condition):
+            found = printed.get(wanted.group(1).casefold())
+            if found is None:
+                continue
+            want = float(wanted.group(2).replace(",", ".").replace("−", "-"))
+            have = float(found.group(2).replace(",", ".").replace("−", "-"))
+            unit_w, unit_h = wanted.group(3) or None, found.group(3) or None
+            converted = plausibility.convert(have, unit_h, unit_w) if unit_w and unit_h else have
+            if converted is not None and not plausibility.close(converted, want, 1e-6):
+                out.append({"requested": condition, "row_sets": found.group(0)})
+    return out
+
+
+def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
+           request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
+    """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
+    header cannot be read."""
+    boxes = grounding.detail.get("value_boxes") or []
+    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
+        return None
+    row = _row_at(index, grounding.page, boxes[0])
+    if row is None or len(row.words) > MAX_ROW_WORDS:
+        return None  # a line of prose, not a table row
+    header = header_for(index, grounding.page, row.y)
+    evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
+                "header": header.text if header else None, "header_page": header.page if header else None}
+    mismatches: list[Mismatch] = []
+    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text)
+    for item in conditions:
+        mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
+                                   f"it came from is for {item['row_sets']}", item))
+    if header is None:
+        return mismatches, evidence
+    shown = plausibility.numbers_of(value)
+    unit = value.get("unit")
+    cells: dict[str, list[Word]] = {}
+    for word in row.words:
+        role = _role_of(word, header)
+        if role:
+            cells.setdefault(role, []).append(word)
+    # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
+    context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
+    for field, number in shown.items():
+        # A cell printing a whole range ("580ns~1µs") belongs to no single field.
+        holders = [w for w in row.words if not is_identifier(w.text) and len(numbers_in(w.text)) == 1
+                   and _matches(number, unit, w, context_units)]
+        placed = {_role_of(w, header) for w in holders} - {None}
+        # A printed ±X is a range whatever its column: min -X / max X (or max X) is a faithful reading of it.
+        plus_minus = any(n.plus_minus for w in holders for n in numbers_in(w.text)) and field in ("min", "max")
+        if placed and field not in placed and placed <= set(_VALUE_ROLES) and not plus_minus:
+            column = sorted(placed)[0]
+            mismatches.append(Mismatch("wrong_column", value_index,
+                                       f"{number:g} is printed in the {column} column but was reported as {field}",
+                                       {"field": field, "column": column, "number": number}))
+        own = cells.get(field)
+        if own and all(w.text.strip().casefold() in _DASHES for w in own) and field not in placed:
+            mismatches.append(Mismatch("dash_cell", value_index,
+                                       f"the row's {field} cell is empty (“{own[0].text}”) but {field} {number:g} "
+                                       "was reported", {"field": field, "cell": own[0].text}))
+    unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text)]
+    if unit and unit_cells:
+        printed_unit = unit_cells[0]
+        if plausibility.compatible(unit, printed_unit) is False:
+            mismatches.append(Mismatch("unit_column", value_index,
+                                       f"the unit column says {printed_unit}, but the answer is in {unit}",
+                                       {"unit": unit, "unit_column": printed_unit}))
+    return mismatches, evidence
+
+
+def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    mismatches: list[Mismatch] = []
+    rows: list[dict[str, Any]] = []
+    read = False
+    for grounding in ctx.groundings:
+        if grounding.value_index >= len(ctx.submission.values):
+            continue
+        result = reread(ctx.document, grounding.value_index, ctx.submission.values[grounding.value_index],
+                        grounding, dict(ctx.request))
+        if result is None:
+            continue
+        read = True
+        found, evidence = result
+        if found:
+            mismatches.extend(found)
+            rows.append({"value_index": grounding.value_index, **evidence})
+    if not read:
+        return not_evaluable(rule, "no reported value could be placed on a table row")
+    if not mismatches:
+        return clean(rule)
+    submit = ctx.record.submit_call if ctx.record else None
+    sentence = "; ".join(f"value {m.value_index + 1}: {m.message}" for m in mismatches)
+    return flag(rule, rule.finding(ctx, f"The row the value came from says otherwise: {sentence}.", {
+        "span_ids": [submit.span_id] if submit else [],
+        "mismatches": [{"kind": m.kind, "value_index": m.value_index, **m.detail} for m in mismatches],
+        "rows": rows,
+    }))
+
+
+STRUCTURAL_RULES: tuple[Rule, ...] = (
+    Rule("field_mismatch", "1", Severity.warning,
+         "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
+         _field_mismatch),
+)

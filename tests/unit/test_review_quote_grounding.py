@@ -1,0 +1,130 @@
+"""Grounding quotes written the way models write them: composite, annotated, labelled, re-serialised rows,
+values converted to another unit, and numbers located on their own cell rather than on a part number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.detectors.grounding import Outcome, ground_value, ground_values
+from app.detectors.quote_fragments import fragments, readings, strip_annotations
+from app.detectors.row_alignment import is_identifier
+from app.documents.index import DatasheetIndex, open_index
+from tests.support.pdfs import placed_pdf
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
+# Column x positions of the invented table: parameter, symbol, conditions, min, typ, max, unit.
+NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 150, 200, 330, 380, 430, 480
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    path = tmp_path_factory.mktemp("pdf") / "table.pdf"
+    page1 = [
+        (NAME, 60, "Key figures"), (NAME, 75, "Noise floor: +/- 0.25 uV (or 3 counts)"),
+    ]
+    page2 = [
+        (NAME, 60, "Table 3 Electrical characteristics"),
+        (NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+        (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+        # One parameter over three modes: the name is centred on the merged cell, beside the middle mode.
+        (COND, 100, "Fast mode"), (TYP, 100, "4.5"), (MAX, 100, "6.1"), (UNIT, 100, "mA"),
+        (NAME, 112, "Quiescent drain"), (SYMBOL, 112, "IQD"), (COND, 112, "Slow mode"), (TYP, 112, "1.2"),
+        (MAX, 112, "2.0"), (UNIT, 112, "mA"),
+        (COND, 124, "Sleep mode"), (TYP, 124, "0.3"), (UNIT, 124, "mA"),
+        (NAME, 144, "Offset pressure"), (SYMBOL, 144, "Pofs"), (COND, 144, "any range"), (TYP, 144, "±6"),
+        (UNIT, 144, "Pa"),
+        (NAME, 164, "Holding moment"), (SYMBOL, 164, "17QX2408"), (TYP, 164, "40"), (UNIT, 164, "N.cm"),
+    ]
+    placed_pdf([page1, page2], path=path)
+    return open_index(path)
+
+
+def test_fragments_drop_annotations_labels_and_captions() -> None:
+    quote = ('Noise floor: ± 0.25 uV (or 3 counts) [Key figures, p.1]; Offset pressure Pofs Typ=6 Pa '
+             '(Max column in Table 3) | "Table 3 Electrical characteristics: Min: –, Max: 6.1 mA"')
+    assert fragments(quote) == ["Electrical characteristics: 6.1 mA"]  # quoted segments win over commentary
+    unquoted = quote.replace('"', "")
+    assert fragments(unquoted) == ["Noise floor: ± 0.25 uV (or 3 counts)", "Offset pressure Pofs 6 Pa",
+                                   "Electrical characteristics: 6.1 mA"]
+    assert strip_annotations("300 [min] 1200 [max] hPa (p.4)") == "300 1200 hPa"
+    assert readings("Electrical characteristics: 6.1 mA") == ["Electrical characteristics: 6.1 mA", "6.1 mA"]
+    assert fragments("| Quiescent drain | IQD | Slow mode | – | 1.2 | 2.0 | mA |") == [
+        "Quiescent drain IQD Slow mode – 1.2 2.0 mA"]
+
+
+def test_composite_annotated_quote_is_grounded_fragment_by_fragment(table: DatasheetIndex) -> None:
+    quote = "Noise floor: ± 0.25 uV (or 3 counts) [Key figures, p.1]; Offset pressure Pofs ±6 Pa (Table 3, p.2)"
+    result = ground_value(table, 0, {"min": -6, "max": 6, "unit": "Pa"}, quote, [2])
+    assert (result.outcome, result.page) == (Outcome.grounded, 2)
+    assert [f["page"] for f in result.detail["fragments"]] == [1, 2]
+    assert result.method in ("normalised", "row") and result.score is not None
+
+
+def test_multi_row_cell_reserialised_is_grounded_on_its_own_row(table: DatasheetIndex) -> None:
+    # The text layer interleaves the three modes; the model wrote the merged cell's name with the first mode only.
+    quote = "Quiescent drain IQD Fast mode 4.5 6.1 mA"
+    result = ground_value(table, 0, {"typical": 4.5, "max": 6.1, "unit": "mA"}, quote, [2])
+    assert (result.outcome, result.method, result.page) == (Outcome.grounded, "row", 2)
+    value_boxes = result.detail["value_boxes"]
+    assert sorted(round(b[0]) for b in value_boxes) == [TYP, MAX]
+    assert all(95 < (b[1] + b[3]) / 2 < 101 for b in value_boxes)  # on the fast-mode row, not the others
+    # Another mode's numbers with the same quote are not in it.
+    wrong = ground_value(table, 0, {"typical": 1.2, "max": 2.0, "unit": "mA"}, quote, [2])
+    assert wrong.outcome is Outcome.value_not_in_quote
+
+
+def test_labelled_cells_are_read_as_the_row(table: DatasheetIndex) -> None:
+    quote = "Quiescent drain IQD: Slow mode. Min: –, Typ: 1.2, Max: 2.0, Unit: mA"
+    result = ground_value(table, 0, {"typical": 1.2, "max": 2.0, "unit": "mA"}, quote, [2])
+    assert (result.outcome, result.method) == (Outcome.grounded, "row")
+
+
+def test_value_converted_to_another_unit_is_the_same_quantity(table: DatasheetIndex) -> None:
+    quote = "Offset pressure Pofs any range ±6 Pa"
+    converted = ground_value(table, 0, {"min": -0.06, "max": 0.06, "unit": "hPa"}, quote, [2])
+    assert converted.outcome is Outcome.grounded
+    other = ground_value(table, 0, {"min": -0.6, "max": 0.6, "unit": "hPa"}, quote, [2])
+    assert other.outcome is Outcome.value_not_in_quote
+
+
+def test_number_is_located_on_its_cell_never_on_a_part_number(table: DatasheetIndex) -> None:
+    assert is_identifier("17QX2408") and not is_identifier("4.5V") and not is_identifier("10kΩ")
+    result = ground_value(table, 0, {"typical": 40, "unit": "N.cm"}, "Holding moment 17QX2408: 40 N.cm", [2])
+    assert result.outcome is Outcome.grounded
+    assert [round(b[0]) for b in result.detail["value_boxes"]] == [TYP]
+    # 17 is printed only inside the part number: it is not a value of the row.
+    part = ground_value(table, 0, {"typical": 17, "unit": "N.cm"}, "Holding moment 17QX2408 40 N.cm", [2])
+    assert part.outcome is Outcome.value_not_in_quote
+
+
+def test_quote_from_another_document_is_not_found(table: DatasheetIndex) -> None:
+    result = ground_value(table, 0, {"max": 5.5, "unit": "V"},
+                          'Cross-checked the ratings table ("Logic Supply Voltage VDD –0.3 to 5.5 V")', [2])
+    assert result.outcome is Outcome.quote_not_found
+
+
+def test_an_answer_with_only_a_quote_is_still_grounded(table: DatasheetIndex) -> None:
+    [found] = ground_values(table, [], "Offset pressure Pofs ±6 Pa", [2])
+    assert found.outcome is Outcome.grounded
+    [missing] = ground_values(table, [], "Output swing 12 V into 8 Ohm", [2])
+    assert missing.outcome is Outcome.quote_not_found
+
+
+def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
+    from app.detectors.grounding import numbers_in
+
+    assert [(n.values[0], n.unit) for n in numbers_in("Power rating ..........2 watts")] == [(2.0, "watts")]
+    assert [n.values[0] for n in numbers_in("into VDD pin ....100 mA, ver.5, 1.5 V")] == [100.0, 1.5]

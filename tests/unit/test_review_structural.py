@@ -1,0 +1,100 @@
+"""The structural re-read: a grounded value's row read again with its table's column roles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.detectors.structural import STRUCTURAL_RULES, header_for
+from app.documents.index import DatasheetIndex, open_index
+from tests.support.pdfs import placed_pdf
+
+NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 140, 190, 330, 380, 430, 480
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
+def row(y: float, name: str, symbol: str, cond: str, cells: tuple[str, str, str], unit: str) -> list:
+    placed = [(NAME, y, name), (SYMBOL, y, symbol), (COND, y, cond), (UNIT, y, unit)]
+    return placed + [(x, y, text) for x, text in zip((MIN, TYP, MAX), cells, strict=True) if text]
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+              (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
+    page1 = [(NAME, 60, "Operating characteristics"), *header,
+             *row(100, "Drain current", "IDR", "VQ = 3 V", ("-", "-", "12"), "mA"),
+             *row(120, "Wake time", "tWK", "cold start", ("2.5", "4.0", "9.0"), "ms")]
+    # The table continues on the next page without repeating its header. (Dashes are hyphens: the built-in
+    # font has no en dash.)
+    page2 = [*row(80, "Leak current", "ILK", "VQ = 3 V", ("-", "0.8", "2"), "uA"),
+             *row(100, "Bias level", "VBS", "open load", ("1.1", "1.2", "1.3"), "V")]
+    path = tmp_path_factory.mktemp("pdf") / "structure.pdf"
+    placed_pdf([page1, page2], path=path)
+    return open_index(path)
+
+
+def field_mismatch(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
+                   conditions: list[str] | None = None) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page], confidence=0.9)
+    groundings = ground_values(index, submission.values, quote, [page])
+    ctx = Context(record=None, submission=submission, groundings=groundings, document=index,
+                  request={"name": "x", "unit": None, "conditions": conditions or []})
+    [verdict] = evaluate(ctx, STRUCTURAL_RULES)
+    return verdict
+
+
+def test_a_faithful_reading_is_clean(document: DatasheetIndex) -> None:
+    verdict = field_mismatch(document, {"min": 2.5, "typical": 4.0, "max": 9.0, "unit": "ms"},
+                             "Wake time tWK cold start 2.5 4.0 9.0 ms", 1)
+    assert verdict.evaluable and not verdict.findings
+
+
+def test_max_column_reported_as_typical_is_flagged_with_the_row_as_evidence(document: DatasheetIndex) -> None:
+    verdict = field_mismatch(document, {"typical": 12, "unit": "mA"}, "Drain current IDR VQ = 3 V - - 12 mA", 1)
+    [finding] = verdict.findings
+    kinds = {(m["kind"], m["field"]) for m in finding.evidence["mismatches"]}
+    assert ("wrong_column", "typical") in kinds and ("dash_cell", "typical") in kinds
+    [evidence] = finding.evidence["rows"]
+    assert evidence["page"] == 1 and evidence["header"].startswith("Parameter")
+    x0, y0, x1, y1 = evidence["row_box"]
+    assert x0 <= NAME + 1 and x1 >= UNIT and y0 < 100 < y1 + 3  # the whole row, not the quote's words only
+
+
+def test_header_is_inherited_from_an_earlier_section_of_the_table(document: DatasheetIndex) -> None:
+    header = header_for(document, 2, 80.0)
+    assert header is not None and header.page == 1 and set(header.centres) >= {"min", "typical", "max", "unit"}
+    verdict = field_mismatch(document, {"typical": 2, "unit": "uA"}, "Leak current ILK VQ = 3 V - 0.8 2 uA", 2)
+    assert [m["column"] for m in verdict.findings[0].evidence["mismatches"]] == ["max"]
+    assert not field_mismatch(document, {"typical": 0.8, "max": 2, "unit": "uA"},
+                              "Leak current ILK VQ = 3 V - 0.8 2 uA", 2).findings
+
+
+def test_unit_column_disagreeing_with_the_reported_unit(document: DatasheetIndex) -> None:
+    verdict = field_mismatch(document, {"min": 1.1, "typical": 1.2, "max": 1.3, "unit": "A"},
+                             "Bias level VBS open load 1.1 1.2 1.3 V", 2)
+    assert [m["kind"] for m in verdict.findings[0].evidence["mismatches"]] == ["unit_column"]
+
+
+def test_requested_conditions_contradicted_by_the_row(document: DatasheetIndex) -> None:
+    verdict = field_mismatch(document, {"max": 12, "unit": "mA"}, "Drain current IDR VQ = 3 V - - 12 mA", 1,
+                             conditions=["VQ = 5 V"])
+    assert [m["kind"] for m in verdict.findings[0].evidence["mismatches"]] == ["condition"]
+    same = field_mismatch(document, {"max": 12, "unit": "mA"}, "Drain current IDR VQ = 3 V - - 12 mA", 1,
+                          conditions=["VQ = 3000 mV"])
+    assert not same.findings
