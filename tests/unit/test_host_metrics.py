@@ -168,3 +168,25 @@ def test_a_worker_serves_its_own_metrics_on_its_port(dsx_env, tmp_path: Path) ->
                       "python_version": platform.python_version()}]
     # The worker's directory holds its own processes' files only (its parent and pool child), none of this one's.
     assert list(metrics_dir.glob("*.db")) and not files_of(metrics_dir, os.getpid())
+
+
+def test_the_api_exports_its_build_too(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from app.config import reset_settings
+    from app.main import create_app
+
+    monkeypatch.setenv("DSX_BUILD_REVISION", "api-rev")
+    reset_settings()
+    samples = parse(TestClient(create_app()).get("/metrics").text)
+    (build,) = [dict(labels) for name, labels in samples if name == "dsx_build_info"]
+    assert build["revision"] == "api-rev" and build["version"] == __version__
+
+
+def test_a_worker_without_a_directory_gets_its_hosts_own(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from app.config import get_settings, use_host_metrics_dir
+
+    # Recorded first, so monkeypatch restores the variable that use_host_metrics_dir sets.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    path = use_host_metrics_dir()
+    assert path == (dsx_env.data_dir / "metrics").resolve() and path.is_dir()
+    assert get_settings().metrics_dir == path
