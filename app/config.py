@@ -101,9 +101,9 @@ class Settings(BaseSettings):
     # every Location, redirect, link and static path dsx generates carries it.
     root_path: str = Field(default="", pattern=r"^(/[A-Za-z0-9._~-]+)*$")
     # prometheus-client's multiprocess directory. The library reads PROMETHEUS_MULTIPROC_DIR itself, so the
-    # setting mirrors that variable (a second name could disagree with what the library does).
-    # One directory per host (the API's or a worker's process group), never shared between hosts: each host
-    # exposes its own processes' sum, and Prometheus scrapes every host.
+    # setting mirrors that variable (a second name could disagree with what the library does). One per host (the
+    # API's or a worker's process group), never shared between hosts: each host serves the sum of its own
+    # processes, and Prometheus scrapes every host.
     metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
     # A worker's own /metrics (its parent and pool children), so workers on other hosts are scraped too; 0 = off.
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from celery import Celery
 from celery.signals import (
@@ -16,6 +17,9 @@ from celery.signals import (
 
 from app.jobs.limits import worker_config
 from app.jobs.queue import QUEUE, celery_config
+
+if TYPE_CHECKING:
+    from app.observability.host_metrics import MetricsServer
 
 celery_app = Celery("dsx", include=["workers.tasks"])
 celery_app.conf.update(celery_config())
@@ -61,7 +65,7 @@ def _forget_live_gauges(pid: int | None = None, **_kwargs) -> None:  # noqa: ANN
         mark_process_dead(pid, metrics_dir)
 
 
-_metrics_server: list = []
+_metrics_server: list[MetricsServer] = []
 
 
 @worker_ready.connect

@@ -14,11 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import REGISTRY, CollectorRegistry, multiprocess, start_http_server
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from app.metrics import HOST, BuildInfo, file_owner, process_identifier
@@ -77,7 +79,7 @@ def _is_running(pid: int) -> bool:
 class _ProcessRegistry(Collector):
     """This process's own registry, for the single-process case (no multiprocess directory configured)."""
 
-    def collect(self):  # noqa: ANN201 - the Collector protocol's iterator
+    def collect(self) -> Iterator[Metric]:
         yield from REGISTRY.collect()
 
 
