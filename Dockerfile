@@ -2,10 +2,12 @@
 #
 # One image, two roles chosen by the command:
 #   API     (default)  uvicorn app.main:app            -> HTTP on :8000, /metrics for Prometheus
-#   worker             dsx worker --concurrency N      -> Celery, no HTTP port
+#   worker             dsx worker --concurrency N      -> Celery; /metrics on DSX_WORKER_METRICS_PORT when set
 #   one-off            dsx migrate                     -> Alembic upgrade to head
-# Both roles need the same DSX_DATABASE_URL and DSX_BROKER_URL, and share DSX_DATA_DIR (PDF blobs and the
-# Prometheus multiprocess directory) through a volume: see docker-compose.yml.
+# Both roles need the same DSX_DATABASE_URL and DSX_BROKER_URL and share nothing on disk: each container keeps its
+# caches and its Prometheus multiprocess directory in its own DSX_DATA_DIR (see docker-compose.yml).
+#
+#   docker build --build-arg DSX_BUILD_REVISION=$(git rev-parse HEAD) .   # the revision in dsx_build_info
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
@@ -32,6 +34,8 @@ RUN pip install --upgrade pip setuptools wheel \
 # --- runtime: no compilers, no pip cache, a non-root user ------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime
 
+ARG DSX_BUILD_REVISION=""
+
 LABEL org.opencontainers.image.title="dsx" \
       org.opencontainers.image.description="Datasheet parameter extraction with a dispatch record"
 
@@ -40,6 +44,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     DSX_DATA_DIR=/var/lib/dsx \
     PROMETHEUS_MULTIPROC_DIR=/var/lib/dsx/metrics \
+    DSX_BUILD_REVISION=${DSX_BUILD_REVISION} \
     LITELLM_LOCAL_MODEL_COST_MAP=True
 
 RUN groupadd --system --gid 10001 dsx \

@@ -113,8 +113,15 @@ class Settings(BaseSettings):
     # every Location, redirect, link and static path dsx generates carries it.
     root_path: str = Field(default="", pattern=r"^(/[A-Za-z0-9._~-]+)*$")
     # prometheus-client's multiprocess directory. The library reads PROMETHEUS_MULTIPROC_DIR itself, so the
-    # setting mirrors that variable (a second name could disagree with what the library does).
+    # setting mirrors that variable (a second name could disagree with what the library does). One per host (the
+    # API's or a worker's process group), never shared between hosts: each host serves the sum of its own
+    # processes, and Prometheus scrapes every host.
     metrics_dir: Path | None = Field(default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
+    # A worker's own /metrics (its parent and pool children), so workers on other hosts are scraped too; 0 = off.
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)
+    worker_metrics_host: str = "0.0.0.0"
+    # The source revision the running build was made from (the Dockerfile's build argument), for dsx_build_info.
+    build_revision: str | None = None
 
     # Security.
     auth_mode: str = Field(default="auto", description="auto | open | keys (auto: open when embedded)")
@@ -200,8 +207,22 @@ def environment_for_children() -> dict[str, str]:
     env["DSX_DATA_DIR"] = str(settings.data_dir.resolve())
     env["DSX_DATABASE_URL"] = settings.resolved_database_url
     env["DSX_BROKER_URL"] = settings.resolved_broker_url
-    # API and worker processes share one metrics directory, so /metrics also reports what the workers did.
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(host_metrics_dir(settings))
+    return env
+
+
+def host_metrics_dir(settings: Settings) -> Path:
+    """This host's multiprocess metrics directory: the configured one, else ``metrics`` in the data dir. The
+    processes started on one host (``dsx serve``: API and worker) share it, so one scrape reports them all."""
     metrics_dir = (settings.metrics_dir or settings.data_dir / "metrics").resolve()
     metrics_dir.mkdir(parents=True, exist_ok=True)
-    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-    return env
+    return metrics_dir
+
+
+def use_host_metrics_dir() -> Path:
+    """Put this process (and the children it forks) in multiprocess mode on this host's directory, unless a
+    directory is already configured. Must run before prometheus-client is imported: it reads the variable once."""
+    path = host_metrics_dir(get_settings())
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    reset_settings()
+    return path

@@ -22,6 +22,7 @@ from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
 from app.input_policy import check_request_text
 from app.jobs import admission
+from app.observability.host_metrics import prepare_metrics_dir
 from app.observability.http_tracing import instrument
 from app.observability.logging import configure_logging
 from app.observability.request_id import RequestIdMiddleware
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 
 @asynccontextmanager
 async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    metrics_dir = get_settings().metrics_dir
+    if metrics_dir is not None:
+        await run_in_threadpool(prepare_metrics_dir, metrics_dir)
     # The upload-check children start with the server, so the first upload does not wait for them.
     size_thread_pools()
     await run_in_threadpool(admission.start)

@@ -10,11 +10,12 @@ This module imports nothing from the rest of dsx; each domain feeds its own metr
   (``observe_problem``) and the upload check (``timed_upload_check``) add why requests were refused.
 * ``app.jobs.metrics.JobQueueCollector`` reads queue depth from the jobs table at scrape time.
 
-Read at ``GET /metrics``. Celery workers are separate processes, so their metrics reach Prometheus through
-prometheus-client's multiprocess mode: every process writes its samples to files under
-``PROMETHEUS_MULTIPROC_DIR`` (``Settings.metrics_dir``) and the API aggregates those files on each scrape.
-Files are named by host and pid, not pid alone: containers sharing the directory through a volume each have
-their own pid namespace, and two processes writing one file would corrupt each other's samples.
+Read at ``GET /metrics`` of the API and of each worker (``DSX_WORKER_METRICS_PORT``). Uvicorn workers and Celery
+pool children are separate processes, so the processes of one host share samples through prometheus-client's
+multiprocess mode: every process writes its samples to files under ``PROMETHEUS_MULTIPROC_DIR``
+(``Settings.metrics_dir``, one directory per host) and that host's endpoint adds them up on each scrape
+(``app.observability.host_metrics``). Files are named by host and pid, not pid alone, so that a file's owner can be
+told apart even in a directory that outlived a container (each has its own pid namespace).
 
 Labels are bounded on purpose (model alias, tool name, rule name, outcome, status): values outside a known set
 or shape collapse to ``other``, because a label value taken from model output or user input would let one
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
 import re
 import socket
 import time
@@ -34,8 +36,11 @@ from datetime import UTC, datetime
 from functools import lru_cache
 
 from prometheus_client import Counter, Histogram, values
+from prometheus_client.core import InfoMetricFamily, Metric
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.registry import Collector
 
+from app import __version__
 from app.contracts import ENGINE_NAMES
 
 log = logging.getLogger(__name__)
@@ -65,12 +70,29 @@ _HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 
 _UPLOAD_CHECK_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
-_HOST = socket.gethostname().replace("_", "-")
+# Underscores separate the metric type from the identifier in a file name, so the host name must not have any.
+HOST = socket.gethostname().replace("_", "-")
+
+
+def process_identifier(pid: int) -> str:
+    """How a process's multiprocess files are named: by host and pid."""
+    return f"{HOST}-{pid}"
 
 
 def _process_identifier() -> str:
     # Called on every increment (that is how prometheus-client notices a fork): no system call but getpid.
-    return f"{_HOST}-{os.getpid()}"
+    return process_identifier(os.getpid())
+
+
+def file_owner(file_name: str) -> tuple[str, int] | None:
+    """The host and pid that wrote a multiprocess file (``counter_myhost-42.db`` -> ``("myhost", 42)``), or
+    ``None`` for a name this module did not make."""
+    stem, dot, suffix = file_name.rpartition(".")
+    _kind, _, identifier = stem.rpartition("_")
+    host, _, pid = identifier.rpartition("-")
+    if not dot or suffix != "db" or not host or not pid.isdigit():
+        return None
+    return host, int(pid)
 
 
 # Must run before the first metric below is constructed: each value binds its storage class when created.
@@ -165,6 +187,23 @@ UPLOAD_CHECK_DURATION = Histogram(
 # zero, so the first one after a restart is an increase Prometheus can see.
 UPLOAD_CHECK_FAILURE_CODES = ("pdf_check_crashed", "pdf_check_timeout", "pdf_too_complex")
 UPLOAD_CHECK_FAILURE_STATUS = 422
+
+
+# --- Build ------------------------------------------------------------------------------------------------
+
+class BuildInfo(Collector):
+    """``dsx_build_info{version, revision, python_version} 1``, exported by the API and every worker: which build
+    each replica runs. A collector rather than an ``Info`` metric, which multiprocess mode cannot aggregate."""
+
+    def __init__(self, revision: str | None) -> None:
+        self.labels = {"version": __version__, "revision": revision or "unknown",
+                       "python_version": platform.python_version()}
+
+    def describe(self) -> Iterator[Metric]:
+        return self.collect()
+
+    def collect(self) -> Iterator[Metric]:
+        yield InfoMetricFamily("dsx_build", "The dsx build this process runs.", value=self.labels)
 
 
 # --- Label hygiene ------------------------------------------------------------------------------------------

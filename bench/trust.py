@@ -172,7 +172,7 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
     from app.config import OFFLINE_MODEL
     from app.db import session_scope
     from app.dispatch import telemetry
-    from app.documents.index import open_index
+    from app.documents.cache import open_index
     from app.evaluation.claims import request_for
     from app.evaluation.grading import grade
     from app.jobs import pipeline

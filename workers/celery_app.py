@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from celery import Celery
-from celery.signals import setup_logging, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import (
+    setup_logging,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 
 from app.jobs.limits import worker_config
 from app.jobs.queue import QUEUE, celery_config
+
+if TYPE_CHECKING:
+    from app.observability.host_metrics import MetricsServer
 
 celery_app = Celery("dsx", include=["workers.tasks"])
 celery_app.conf.update(celery_config())
@@ -31,6 +42,47 @@ def _fresh_connections(**_kwargs) -> None:  # noqa: ANN003
     from app.db import reset_engines
 
     reset_engines()
+
+
+@worker_init.connect
+def _fresh_metrics_dir(**_kwargs) -> None:  # noqa: ANN003
+    # In the parent, before the pool starts: what dead processes of this host left is an earlier run's.
+    from app.config import get_settings
+    from app.observability.host_metrics import prepare_metrics_dir
+
+    metrics_dir = get_settings().metrics_dir
+    if metrics_dir is not None:
+        prepare_metrics_dir(metrics_dir)
+
+
+@worker_process_shutdown.connect
+def _forget_live_gauges(pid: int | None = None, **_kwargs) -> None:  # noqa: ANN003
+    from app.config import get_settings
+    from app.observability.host_metrics import mark_process_dead
+
+    metrics_dir = get_settings().metrics_dir
+    if metrics_dir is not None and pid is not None:
+        mark_process_dead(pid, metrics_dir)
+
+
+_metrics_server: list[MetricsServer] = []
+
+
+@worker_ready.connect
+def _serve_metrics(**_kwargs) -> None:  # noqa: ANN003
+    from app.config import get_settings
+    from app.observability.host_metrics import host_registry, serve_metrics
+
+    settings = get_settings()
+    if settings.worker_metrics_port:
+        registry = host_registry(settings.metrics_dir, settings.build_revision)
+        _metrics_server.append(serve_metrics(settings.worker_metrics_host, settings.worker_metrics_port, registry))
+
+
+@worker_shutdown.connect
+def _stop_serving_metrics(**_kwargs) -> None:  # noqa: ANN003
+    while _metrics_server:
+        _metrics_server.pop().close()
 
 
 _sweeper_stop = threading.Event()

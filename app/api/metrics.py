@@ -1,21 +1,17 @@
 """Request metrics at the HTTP edge and the ``/metrics`` route.
 
 ``HttpMetricsMiddleware`` counts and times every request by method, route template and status class. A scrape
-reads every process's samples: Celery workers are separate processes, so their metrics reach Prometheus through
-prometheus-client's multiprocess mode (see ``app.metrics``), aggregated here on each scrape, plus the queue
-gauges read from the jobs table."""
+reads the samples of every process of this host (``app.observability.host_metrics``: the API's processes, or on
+a single host started by ``dsx serve`` its worker's too), plus the queue gauges read from the jobs table. Workers
+elsewhere serve their own ``/metrics``."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 from fastapi import APIRouter, Request, Response
-from prometheus_client import REGISTRY, CollectorRegistry
-from prometheus_client.core import Metric
+from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
-from prometheus_client.multiprocess import MultiProcessCollector
-from prometheus_client.registry import Collector
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -32,6 +28,7 @@ from app.metrics import (
     one_of,
     status_class,
 )
+from app.observability.host_metrics import host_registry
 
 _HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -102,22 +99,10 @@ def route_template(scope: Scope) -> str:
     return OTHER
 
 
-class _ProcessRegistry(Collector):
-    """This process's own registry, for the single-process case (no multiprocess directory configured)."""
-
-    def collect(self) -> Iterator[Metric]:
-        yield from REGISTRY.collect()
-
-
 def scrape_registry() -> CollectorRegistry:
-    """The registry one scrape reads: every process's samples (multiprocess mode) or this process's, plus the
-    queue gauges."""
-    registry = CollectorRegistry(auto_describe=False)
-    metrics_dir = get_settings().metrics_dir
-    if metrics_dir is not None:
-        MultiProcessCollector(registry, path=str(metrics_dir))
-    else:
-        registry.register(_ProcessRegistry())
+    """The registry one scrape reads: this host's samples and build, plus the queue gauges."""
+    settings = get_settings()
+    registry = host_registry(settings.metrics_dir, settings.build_revision)
     registry.register(JobQueueCollector())
     return registry
 

@@ -49,7 +49,12 @@ def worker(
     concurrency: Annotated[int, typer.Option(help="Worker processes")] = 1,
     pool: Annotated[str, typer.Option(help="Celery pool: prefork, solo, threads")] = "prefork",
 ) -> None:
-    """Run a Celery worker that processes queued jobs."""
+    """Run a Celery worker that processes queued jobs (its own /metrics on DSX_WORKER_METRICS_PORT when set)."""
+    from app.config import get_settings, use_host_metrics_dir
+
+    if get_settings().worker_metrics_port and get_settings().metrics_dir is None:
+        # The pool children are separate processes: without a directory the parent could serve only its own.
+        use_host_metrics_dir()
     from workers.celery_app import celery_app
 
     celery_app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", f"--pool={pool}",

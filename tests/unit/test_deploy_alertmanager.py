@@ -490,6 +490,8 @@ def running_prometheus(tmp_path: Path, alertmanager_address: str) -> Iterator[Ru
     config["global"]["scrape_interval"] = config["global"]["evaluation_interval"] = "1s"
     config["rule_files"] = [str(PROMETHEUS_FILE.parent / pattern) for pattern in config["rule_files"]]
     for section in [*config["alerting"]["alertmanagers"], *config["scrape_configs"]]:
+        if section.pop("dns_sd_configs", None) is not None:  # compose's service names do not resolve here
+            section["static_configs"] = [{"targets": [closed]}]
         for static in section["static_configs"]:
             static["targets"] = [addresses.get(target, closed) for target in static["targets"]]
     config_path = tmp_path / "prometheus.yml"

@@ -61,8 +61,12 @@ def dockerignore_excludes(path: str) -> bool:
     return excluded
 
 
-def volume_target(volumes: list[str], source: str) -> str:
+def volume_target(volumes: list[str | dict], source: str) -> str:
     for volume in volumes:
+        if isinstance(volume, dict):  # long syntax
+            if volume.get("source") == source:
+                return volume["target"]
+            continue
         parts = volume.split(":")
         if parts[0] == source:
             return parts[1]
@@ -90,7 +94,9 @@ def test_dockerfile_default_command_serves_the_api() -> None:
     data_dir = re.search(r"DSX_DATA_DIR=(\S+)", env)
     metrics_dir = re.search(r"PROMETHEUS_MULTIPROC_DIR=(\S+)", env)
     assert data_dir and metrics_dir and metrics_dir[1].startswith(data_dir[1] + "/"), \
-        "the metrics directory must live on the data volume the API and the workers share"
+        "the metrics directory belongs in the container's own data dir"
+    # dsx_build_info's revision comes from a build argument.
+    assert "ARG DSX_BUILD_REVISION" in " ".join(runtime) and "DSX_BUILD_REVISION=${DSX_BUILD_REVISION}" in env
 
 
 def test_everything_the_dockerfile_copies_is_in_the_build_context() -> None:
@@ -139,6 +145,24 @@ def test_api_and_worker_share_urls_data_and_metrics_directory() -> None:
     assert "dsx-data" in compose()["volumes"]
 
 
+def test_each_container_has_its_own_metrics_directory_and_every_worker_is_scraped() -> None:
+    """`docker compose up --scale worker=N`: each replica sums its own processes only, and Prometheus finds every
+    replica through the compose DNS name of the worker service."""
+    services = compose()["services"]
+    for name in ("api", "worker"):
+        metrics_dir = services[name]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+        tmpfs = [v for v in services[name]["volumes"] if isinstance(v, dict) and v["type"] == "tmpfs"]
+        assert [v["target"] for v in tmpfs] == [metrics_dir], "a per-container directory, empty at each start"
+    worker = services["worker"]
+    port = int(worker["environment"]["DSX_WORKER_METRICS_PORT"])
+    assert str(port) in worker["expose"]
+    scrape = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    (job,) = [job for job in scrape["scrape_configs"] if job["job_name"] == "dsx-worker"]
+    (discovery,) = job["dns_sd_configs"]
+    assert discovery["names"] == ["worker"] and discovery["type"] == "A" and discovery["port"] == port
+    assert job.get("metrics_path", "/metrics") == "/metrics"
+
+
 def test_uploads_go_to_the_object_store_service() -> None:
     """API and workers read PDFs from the S3-compatible service, whose bucket exists before anything starts."""
     from app.config import Settings
@@ -164,7 +188,7 @@ def test_prometheus_and_grafana_are_wired_to_the_deploy_files() -> None:
     assert f"--config.file={prometheus_dir}/prometheus.yml" in services["prometheus"]["command"]
 
     scrape = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
-    (dsx_job,) = [job for job in scrape["scrape_configs"] if job["job_name"].startswith("dsx")]
+    (dsx_job,) = [job for job in scrape["scrape_configs"] if job["job_name"] == "dsx-api"]
     (target,) = dsx_job["static_configs"][0]["targets"]
     host, port = target.split(":")
     command = services[host]["command"]
@@ -179,7 +203,8 @@ def test_prometheus_and_grafana_are_wired_to_the_deploy_files() -> None:
     assert datasource["datasources"][0]["url"].endswith("prometheus:9090")
     for service in services.values():
         for volume in service.get("volumes", []):
-            source = volume.split(":")[0]
+            source = volume["source"] if isinstance(volume, dict) and "source" in volume else \
+                volume.split(":")[0] if isinstance(volume, str) else ""
             if source.startswith("./"):
                 assert (REPO_ROOT / source).exists(), f"bind mount {source} does not exist"
 

@@ -4,6 +4,8 @@ in step with docker-compose.yml."""
 
 from __future__ import annotations
 
+import copy
+import re
 from typing import Any
 
 import kubernetes_validate
@@ -13,6 +15,7 @@ import yaml
 from app.config import Settings
 from app.jobs.queue import QUEUE
 from tests.support.paths import REPO_ROOT
+from tests.support.relabel import relabel
 
 BUNDLE = REPO_ROOT / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.30.0"
@@ -110,8 +113,8 @@ def test_settings_are_known_and_in_step_with_compose() -> None:
     compose_env = compose()["x-dsx-environment"]
     # The same settings in both bundles, except the graceful-stop budget that only the pod grace period needs.
     assert set(compose_env) == keys - {"DSX_WORKER_SOFT_SHUTDOWN_S"}
-    for key in ("DSX_DATA_DIR", "PROMETHEUS_MULTIPROC_DIR", "DSX_BLOB_STORE", "DSX_S3_BUCKET", "DSX_S3_REGION",
-                "DSX_S3_ENDPOINT_URL", "DSX_BROKER_URL"):
+    for key in ("DSX_DATA_DIR", "PROMETHEUS_MULTIPROC_DIR", "DSX_WORKER_METRICS_PORT", "DSX_BLOB_STORE",
+                "DSX_S3_BUCKET", "DSX_S3_REGION", "DSX_S3_ENDPOINT_URL", "DSX_BROKER_URL"):
         assert config[key] == compose_env[key], key
 
 
@@ -127,3 +130,62 @@ def test_images_and_commands_match_compose() -> None:
     # Compose builds the image the bundle deploys; the data dir mount is the pod's own, never shared.
     assert all("emptyDir" in v for w in ("dsx-api", "dsx-worker")
                for v in pod_spec(one("Deployment", w))["volumes"])
+
+
+
+# --- Metrics: every replica is discovered and scraped on its own ----------------------------------------------
+
+SCRAPE_CONFIG = REPO_ROOT / "deploy" / "prometheus" / "prometheus-kubernetes.yml"
+
+
+def _sanitized(name: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_]", "_", name)
+
+
+def discovered_targets(workload: dict[str, Any], pod_ip: str) -> list[dict[str, str]]:
+    """What Prometheus's pod role discovers for one pod of ``workload``: a target per declared container port."""
+    template = workload["spec"]["template"]
+    meta = {"__meta_kubernetes_namespace": "dsx", "__meta_kubernetes_pod_name": f"{workload['metadata']['name']}-0",
+            "__meta_kubernetes_pod_ip": pod_ip}
+    meta |= {f"__meta_kubernetes_pod_label_{_sanitized(k)}": v for k, v in template["metadata"]["labels"].items()}
+    meta |= {f"__meta_kubernetes_pod_annotation_{_sanitized(k)}": v
+             for k, v in template["metadata"].get("annotations", {}).items()}
+    host = f"[{pod_ip}]" if ":" in pod_ip else pod_ip
+    ports = [port for container in template["spec"]["containers"] for port in container.get("ports", [])]
+    return [{**meta, "__address__": f"{host}:{port['containerPort']}",
+             "__meta_kubernetes_pod_container_port_number": str(port["containerPort"])} for port in ports] or \
+        [{**meta, "__address__": host}]
+
+
+def scrape_targets(workload: dict[str, Any], pod_ip: str) -> list[dict[str, str]]:
+    (job,) = yaml.safe_load(SCRAPE_CONFIG.read_text())["scrape_configs"]
+    assert [sd["role"] for sd in job["kubernetes_sd_configs"]] == ["pod"]
+    defaults = {"job": job["job_name"], "__metrics_path__": job.get("metrics_path", "/metrics")}
+    targets = [relabel({**defaults, **labels}, job["relabel_configs"])
+               for labels in discovered_targets(workload, pod_ip)]
+    return [target for target in targets if target is not None]
+
+
+@pytest.mark.parametrize("pod_ip", ["10.1.2.3", "fd00::17"])
+def test_prometheus_discovers_every_api_and_worker_pod_on_its_metrics_port(pod_ip: str) -> None:
+    worker_port = one("ConfigMap", "dsx-settings")["data"]["DSX_WORKER_METRICS_PORT"]
+    host = f"[{pod_ip}]" if ":" in pod_ip else pod_ip
+    for workload, job, port in (("dsx-api", "dsx-api", "8000"), ("dsx-worker", "dsx-worker", worker_port)):
+        (target,) = scrape_targets(one("Deployment", workload), pod_ip)
+        assert (target["job"], target["__address__"], target["__metrics_path__"]) == \
+            (job, f"{host}:{port}", "/metrics"), target
+        assert target["pod"] == f"{workload}-0" and target["namespace"] == "dsx"
+        # The port Prometheus scrapes is one the container declares (the API's is the one its probes use).
+        (container,) = pod_spec(one("Deployment", workload))["containers"]
+        assert int(port) in {p["containerPort"] for p in container["ports"]}
+    # Compose serves the worker's metrics on the same port.
+    assert compose()["x-dsx-environment"]["DSX_WORKER_METRICS_PORT"] == worker_port
+
+
+def test_pods_that_do_not_ask_to_be_scraped_are_not() -> None:
+    migrate = one("Job", "dsx-migrate")
+    assert "annotations" not in migrate["spec"]["template"]["metadata"]
+    assert scrape_targets(migrate, "10.1.2.4") == []
+    api = copy.deepcopy(one("Deployment", "dsx-api"))
+    api["spec"]["template"]["metadata"]["annotations"]["prometheus.io/scrape"] = "false"
+    assert scrape_targets(api, "10.1.2.5") == []

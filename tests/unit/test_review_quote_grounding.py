@@ -10,7 +10,8 @@ import pytest
 from app.detectors.grounding import Outcome, ground_value, ground_values
 from app.detectors.quote_fragments import fragments, readings, strip_annotations
 from app.detectors.row_alignment import is_identifier
-from app.documents.index import DatasheetIndex, open_index
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
 
 

@@ -11,7 +11,8 @@ from app.detectors.grounding import ground_values
 from app.detectors.record import Submission
 from app.detectors.rules import Context, evaluate
 from app.detectors.structural import STRUCTURAL_RULES, header_for
-from app.documents.index import DatasheetIndex, open_index
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
 
 NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 140, 190, 330, 380, 430, 480

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app.tables.jobs import Extraction
 from sqlalchemy import select
 
 from app.config import OFFLINE_MODEL
 from app.db import session_scope
+from app.tables.jobs import Extraction
 from tests.support import jobs
 from tests.support.pdfs import text_pdf
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm, submit, tool_call  # noqa: F401
