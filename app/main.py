@@ -20,7 +20,7 @@ from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
 from app.jobs import admission
 from app.review.api import router as review_router
-from app.security import check_startup_policy
+from app.auth.security import check_startup_policy
 
 log = logging.getLogger(__name__)
 

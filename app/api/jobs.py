@@ -15,8 +15,8 @@ from app.jobs import service
 from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
 from app.jobs.upload import JobUpload, read_job_upload
-from app.ratelimit import charge_upload
-from app.security import Principal, require_role
+from app.auth.ratelimit import charge_upload
+from app.auth.security import Principal, require_role
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 

@@ -20,7 +20,7 @@ from app.review.decisions import (
     ReviewQueueItem,
     ReviewQueuePage,
 )
-from app.security import Principal, require_role
+from app.auth.security import Principal, require_role
 
 router = APIRouter(prefix="/v1", tags=["review"])
 

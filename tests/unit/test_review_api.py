@@ -361,7 +361,7 @@ def test_service_functions_take_tenant_scoping(dsx_env: Settings) -> None:
 @pytest.fixture
 def keyed_api(dsx_env: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, dict[str, str]]]:
     """The API with API keys on, and keys for two tenants."""
-    from app.auth import create_key
+    from app.auth.keys import create_key
     from app.config import reset_settings
     from app.main import create_app
 

@@ -16,7 +16,7 @@ from fastapi import Request
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Forbidden, Unauthorized
-from app.ratelimit import check_request_rate
+from app.auth.ratelimit import check_request_rate
 
 ALL_ROLES = frozenset({"submitter", "reviewer", "admin"})
 KEY_COOKIE = "dsx_api_key"
@@ -53,7 +53,7 @@ def current_principal(request: Request) -> Principal:
 
 
 def _principal_for_key(key: str | None) -> Principal:
-    from app.auth import lookup
+    from app.auth.keys import lookup
 
     if not key:
         raise Unauthorized("Send an API key as `Authorization: Bearer <key>`.", code="missing_api_key")
