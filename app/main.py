@@ -16,11 +16,11 @@ from app.api.metrics import HttpMetricsMiddleware
 from app.api.metrics import router as metrics_router
 from app.api.problems import install_handlers
 from app.api.traces import router as traces_router
+from app.auth.security import check_startup_policy
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
 from app.jobs import admission
 from app.review.api import router as review_router
-from app.auth.security import check_startup_policy
 
 log = logging.getLogger(__name__)
 

@@ -225,11 +225,11 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
     from app.db import session_scope
     from app.detectors.rules import Context, evaluate
     from app.dispatch import telemetry
-    from app.evaluation.claims import request_for
     from app.flows import extraction as extraction_flow
     from app.flows import review
     from app.jobs.service import create_job
     from app.review.models import Flag, Grounding
+    from evaluation.claims import request_for
 
     request = request_for(claim)
     with session_scope() as session:
@@ -263,7 +263,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
 
 
 def _bound_text(k: int, n: int, kind: str) -> str:
-    from app.evaluation.stats import lower_bound, upper_bound
+    from evaluation.stats import lower_bound, upper_bound
 
     if n == 0:
         return f"{k}/{n}      (no runs)"
@@ -293,7 +293,7 @@ def _grounding_flag_justified(cell: Cell) -> bool:
 
 def report(cells: list[Cell], seconds: float) -> dict[str, Any]:
     from app.detectors.rules import DISPATCH_RULES, RULES
-    from app.evaluation.stats import rate
+    from evaluation.stats import rate
 
     out: dict[str, Any] = {"seconds": round(seconds, 1), "arms": {}}
     by_arm: dict[str, list[Cell]] = {}
@@ -393,8 +393,8 @@ def main() -> None:
     from app.config import OFFLINE_MODEL
     from app.dispatch import semconv as sc
     from app.documents.cache import open_index
-    from app.evaluation.arms import NullDispatcher
-    from app.evaluation.claims import load_claims, resolve_document
+    from evaluation.arms import NullDispatcher
+    from evaluation.claims import load_claims, resolve_document
 
     migrate.upgrade()
     _register_scripted_provider()

@@ -136,7 +136,7 @@ def main() -> int:
 def _datasheet(document: Any) -> Path:
     """The PDF of a claim file's document entry, from the shared datasheets directory or its corpus/ subfolder."""
     from app.errors import InvalidInput
-    from app.evaluation.claims import resolve_document
+    from evaluation.claims import resolve_document
 
     missing: InvalidInput | None = None
     for folder in DATASHEET_DIRS:
@@ -153,8 +153,8 @@ def _measure(path: Path, args: argparse.Namespace, reader_ms: list[float], echo_
     from app.agent.registry import resolve_model
     from app.agent.schemas import RunContext
     from app.documents.cache import open_index
-    from app.evaluation.claims import load_claims, request_for
-    from app.evaluation.grading import grade
+    from evaluation.claims import load_claims, request_for
+    from evaluation.grading import grade
 
     claims = load_claims(path)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
+from app.auth.ratelimit import check_request_rate
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Forbidden, Unauthorized
-from app.auth.ratelimit import check_request_rate
 
 ALL_ROLES = frozenset({"submitter", "reviewer", "admin"})
 KEY_COOKIE = "dsx_api_key"

@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.keys import lookup
+from app.auth.security import KEY_COOKIE, Principal, require_role
 from app.config import get_settings
 from app.contracts import ExtractedValue
 from app.db import get_session
@@ -45,7 +46,6 @@ from app.review.decisions import (
     ReviewQueueItem,
 )
 from app.review.models import Attribution, Grounding
-from app.auth.security import KEY_COOKIE, Principal, require_role
 from app.tables.jobs import Extraction, Job, JobParameter
 
 PACKAGE_DIR = Path(__file__).resolve().parent

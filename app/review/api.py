@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
+from app.auth.security import Principal, require_role
 from app.config import get_settings
 from app.db import get_session
 from app.review import decisions
@@ -20,7 +21,6 @@ from app.review.decisions import (
     ReviewQueueItem,
     ReviewQueuePage,
 )
-from app.auth.security import Principal, require_role
 
 router = APIRouter(prefix="/v1", tags=["review"])
 

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from app.evaluation.claims import Claim, ClaimSet, load_claims, resolve_document  # noqa: E402
+from evaluation.claims import Claim, ClaimSet, load_claims, resolve_document  # noqa: E402
 
 SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
 DEFAULT_FILES = (SHARED / "eval" / "dev_claims.yaml", REPO / "bench" / "claims" / "heldout_claims.yaml")

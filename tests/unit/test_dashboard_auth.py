@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.auth.keys import create_key
+from app.auth.security import KEY_COOKIE
 from app.config import reset_settings
 from app.db import session_scope
-from app.auth.security import KEY_COOKIE
 from tests.support.dashboard_seed import seed_flagged_run
 
 

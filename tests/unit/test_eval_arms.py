@@ -11,7 +11,7 @@ from app.agent.tools import ToolResult
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
 from app.errors import InvalidInput
-from app.evaluation.arms import (
+from evaluation.arms import (
     AGENTIC,
     ARMS,
     SINGLE_PASS,

@@ -33,14 +33,14 @@ from app.dispatch.models import SpanRecord
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from app.errors import InvalidInput
-from app.evaluation import arms as arm_registry
-from app.evaluation.archive import Archive, cell_id
-from app.evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 from app.flows import extraction as extraction_flow
 from app.jobs.service import create_job, transition
 from app.review.models import Attribution, Flag, Grounding
 from app.tables.jobs import Extraction, Job, JobStatus
 from app.timeutil import utcnow
+from evaluation import arms as arm_registry
+from evaluation.archive import Archive, cell_id
+from evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 
 log = logging.getLogger(__name__)
 

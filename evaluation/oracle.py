@@ -39,7 +39,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import InvalidInput
-from app.evaluation.units import ascii_unit, convert
+from evaluation.units import ascii_unit, convert
 
 
 class Verdict(enum.StrEnum):
