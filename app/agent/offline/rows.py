@@ -23,8 +23,8 @@ from app.agent.offline.candidates import (
     limit_leading,
 )
 from app.agent.offline.synonyms import fold
-from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
+from app.units import Unit, parse_unit
 
 ROLE_PATTERNS: dict[str, re.Pattern[str]] = {
     "min": re.compile(r"^(min|minimum|min\s*value|lower)$"),
