@@ -8,7 +8,7 @@ own. A claim file's ``documents`` map names each PDF relative to the shared data
 that is not there is looked up in its ``corpus/`` subfolder.
 
 Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
-loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
+loop, LiteLLM transport, tool runner and dispatch record as any hosted model. The request is the claim's
 allow-listed projection (parameter name, unit hint, conditions), never its values, page or source text.
 
 Figures printed:

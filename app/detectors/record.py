@@ -111,7 +111,7 @@ class RunRecord:
     reasoning_expected: bool | None = None
     parameter: dict[str, Any] = field(default_factory=dict)  # name, unit, conditions when known
 
-    # -- views used by the rules -------------------------------------------------------------------------
+    # -- derived facts the rules read ---------------------------------------------------------------------
 
     @property
     def tool_calls(self) -> list[Call]:
