@@ -167,10 +167,6 @@ class FileOracle:
     def measurement_for(self, claim_id: str) -> Measurement | None:
         return self._by_claim.get(claim_id)
 
-    @property
-    def claim_ids(self) -> list[str]:
-        return list(self._by_claim)
-
 
 # --- Perturbation sweep -----------------------------------------------------------------------------------
 
