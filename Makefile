@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e ./sdk
+	$(BIN)/python -m pip install --quiet -e '.[dev,eval]' -e ./sdk
 	touch $(STAMP)
 
 install: $(STAMP)

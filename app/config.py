@@ -8,7 +8,6 @@ The embedded default (no variables set) is SQLite plus Celery's SQLAlchemy trans
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -188,16 +187,31 @@ class Settings(BaseSettings):
                 path.mkdir(parents=True, exist_ok=True)
 
 
-@lru_cache(maxsize=1)
+_current: Settings | None = None
+
+
 def get_settings() -> Settings:
-    settings = Settings()
+    """This process's settings: read from the environment once, unless a command installed its own."""
+    global _current
+    if _current is None:
+        settings = Settings()
+        settings.ensure_dirs()
+        _current = settings
+    return _current
+
+
+def use_settings(settings: Settings) -> None:
+    """Run this process on ``settings`` (a command working on its own store, such as ``dsx eval run``) without
+    touching the environment; spawned children get them through ``environment_for_children``."""
+    global _current
     settings.ensure_dirs()
-    return settings
+    _current = settings
 
 
 def reset_settings() -> None:
-    """Forget cached settings (tests change the environment between cases)."""
-    get_settings.cache_clear()
+    """Forget the current settings (tests change the environment between cases)."""
+    global _current
+    _current = None
 
 
 def environment_for_children() -> dict[str, str]:

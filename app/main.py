@@ -18,6 +18,7 @@ from app.api.metrics import router as metrics_router
 from app.api.problems import install_handlers
 from app.api.review import router as review_router
 from app.api.traces import router as traces_router
+from app.auth.security import check_startup_policy
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
 from app.input_policy import check_request_text
@@ -27,7 +28,6 @@ from app.observability.http_tracing import instrument
 from app.observability.logging import configure_logging
 from app.observability.request_id import RequestIdMiddleware
 from app.offload import size_thread_pools
-from app.security import check_startup_policy
 from app.urls import RootPathMiddleware
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Import every ORM module once, so metadata (Alembic, create_all) sees all tables."""
 
-from app.auth_models import ApiKey
+from app.auth.models import ApiKey
 from app.blobs.models import BlobContent
 from app.db import Base
 from app.dispatch.models import SpanRecord

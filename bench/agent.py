@@ -105,7 +105,7 @@ def _toy_index() -> DatasheetIndex:
 
 def overhead(pairs: int, turns: int = 9) -> dict[str, float]:
     index, model = _toy_index(), ModelConfig(alias="instant", litellm_params={"model": "openai/instant"})
-    request, dispatcher = PARAMETERS[0], _FixedTools()
+    request, tool_runner = PARAMETERS[0], _FixedTools()
     spans_per_run = 2 + 2 * (turns + 1)  # invoke_agent, route_engine, then a chat and a tool span per turn
     noop = NoOpTracerProvider()
 
@@ -116,11 +116,11 @@ def overhead(pairs: int, turns: int = 9) -> dict[str, float]:
         started = time.process_time()
         if instrumented:
             outcome = engines.run_parameter(index=index, request=request, model=model, engine="agentic",
-                                            context=context, dispatcher=dispatcher)
+                                            context=context, tool_runner=tool_runner)
         else:
             with telemetry.use_provider(noop):
                 outcome = engines.run_parameter(index=index, request=request, model=model, engine="agentic",
-                                                context=context, dispatcher=dispatcher)
+                                                context=context, tool_runner=tool_runner)
         ran = time.process_time()
         telemetry.flush()
         assert outcome.error_code is None, outcome.error_detail

@@ -3,7 +3,7 @@
 Every run goes through the production path: a job row, ``engines.run_parameter`` (the real loop, transport,
 spans and dispatch record), the extraction stored as production stores it, ``review_extraction`` (the rules,
 grounding against the *intended* datasheet, attribution). Faults are planted only where production lets things
-vary: the phases (tools offered), the dispatcher (what a tool returns), and the model (a scripted LiteLLM
+vary: the phases (tools offered), the tool runner (what a tool returns), and the model (a scripted LiteLLM
 provider, for answers the fault needs pinned).
 
 Arms (one run per dev claim each):
@@ -217,7 +217,7 @@ class Cell:
 
 
 def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phases: Any = None,
-              dispatcher: Any = None, cross: Any = None, note: str | None = None) -> tuple[Cell, Any]:
+              tool_runner: Any = None, cross: Any = None, note: str | None = None) -> tuple[Cell, Any]:
     from sqlalchemy import select
 
     from app.agent import engines
@@ -225,11 +225,11 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
     from app.db import session_scope
     from app.detectors.rules import Context, evaluate
     from app.dispatch import telemetry
-    from app.evaluation.claims import request_for
     from app.flows import extraction as extraction_flow
     from app.flows import review
     from app.jobs.service import create_job
     from app.review.models import Flag, Grounding
+    from evaluation.claims import request_for
 
     request = request_for(claim)
     with session_scope() as session:
@@ -239,7 +239,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
         job_id, parameter_id = job.id, job.parameters[0].id
     outcome = engines.run_parameter(index=index, request=request, model=model, engine=engine,
                                     context=RunContext(job_id=job_id, parameter_id=parameter_id, tenant="bench"),
-                                    phases=phases, dispatcher=dispatcher)
+                                    phases=phases, tool_runner=tool_runner)
     telemetry.flush()
     with session_scope() as session:
         extraction, cross_row, _ = extraction_flow.record_answer(session, job_id, parameter_id, outcome, cross, index)
@@ -263,7 +263,7 @@ def _run_cell(claim: Any, arm: str, index: Any, *, model: Any, engine: str, phas
 
 
 def _bound_text(k: int, n: int, kind: str) -> str:
-    from app.evaluation.stats import lower_bound, upper_bound
+    from evaluation.stats import lower_bound, upper_bound
 
     if n == 0:
         return f"{k}/{n}      (no runs)"
@@ -293,7 +293,7 @@ def _grounding_flag_justified(cell: Cell) -> bool:
 
 def report(cells: list[Cell], seconds: float) -> dict[str, Any]:
     from app.detectors.rules import DISPATCH_RULES, RULES
-    from app.evaluation.stats import rate
+    from evaluation.stats import rate
 
     out: dict[str, Any] = {"seconds": round(seconds, 1), "arms": {}}
     by_arm: dict[str, list[Cell]] = {}
@@ -389,12 +389,12 @@ def main() -> None:
     from app import migrate
     from app.agent.phases import extraction_phase, without_tools
     from app.agent.registry import resolve_model
-    from app.agent.tools import DocumentDispatcher
+    from app.agent.tools import DocumentToolRunner
     from app.config import OFFLINE_MODEL
     from app.dispatch import semconv as sc
     from app.documents.cache import open_index
-    from app.evaluation.arms import NullDispatcher
-    from app.evaluation.claims import load_claims, resolve_document
+    from evaluation.arms import NullToolRunner
+    from evaluation.claims import load_claims, resolve_document
 
     migrate.upgrade()
     _register_scripted_provider()
@@ -445,11 +445,11 @@ def main() -> None:
                                    phases=[without_tools(extraction_phase(), sc.CROSS_CHECK_TOOLS)], cross=cross)[0])
         if "tool-output-emptied" in arms:
             cells.append(_run_cell(claim, "tool-output-emptied", index, model=reader, engine="agentic",
-                                   dispatcher=NullDispatcher(DocumentDispatcher(index)), cross=cross)[0])
+                                   tool_runner=NullToolRunner(DocumentToolRunner(index)), cross=cross)[0])
         if "decoy" in arms:
             decoy_key = keys[(keys.index(claim.document) + 1) % len(keys)]
             cells.append(_run_cell(claim, "decoy", index, model=reader, engine="agentic",
-                                   dispatcher=DocumentDispatcher(index_of(decoy_key)), cross=cross)[0])
+                                   tool_runner=DocumentToolRunner(index_of(decoy_key)), cross=cross)[0])
         if "wrong-row" in arms or "wrong-row+quote" in arms:
             neighbour = neighbouring_row(claim, index)
             for arm in ("wrong-row", "wrong-row+quote"):

@@ -8,7 +8,7 @@ wrong and declined as shares of the set's claims, wrong as a share of the answer
 time per parameter with a warm index.
 
 Every claim goes through ``app.agent.engines.run_parameter`` with the model ``offline/datasheet-reader``: the same
-loop, LiteLLM transport, tool dispatcher and dispatch record as any hosted model. The request is the claim's
+loop, LiteLLM transport, tool runner and dispatch record as any hosted model. The request is the claim's
 allow-listed projection (parameter name, unit hint, conditions), never its values, page or source text.
 
 Figures printed:
@@ -129,8 +129,8 @@ def main() -> int:
     from app.agent.registry import resolve_model
     from app.agent.schemas import RunContext
     from app.documents.cache import open_index
-    from app.evaluation.claims import load_claims, request_for, resolve_document
-    from app.evaluation.grading import grade
+    from evaluation.claims import load_claims, request_for, resolve_document
+    from evaluation.grading import grade
 
     reader_ms = _time_reader()
     model = resolve_model("offline/datasheet-reader")

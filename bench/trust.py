@@ -1,6 +1,6 @@
 """Trust figures: do the review layer's flags separate right answers from wrong ones?
 
-For every answered value, graded with ``app.evaluation.grading`` (``exact``: every number the claim states, in
+For every answered value, graded with ``evaluation.grading`` (``exact``: every number the claim states, in
 the claim's unit), the confusion matrix of the review verdict, where *flagged* means at least one flag of severity
 warning or above (what sends a job to ``needs_review``):
 
@@ -11,7 +11,7 @@ and the declines beside it. One table per claim set and per answer source:
 * the offline reader, agentic and single-pass, on every claim file: each claim goes through the production path
   (a job row, ``engines.run_parameter``, ``pipeline.record_answer`` with its review);
 * the real hosted-model cells beside ``real_model_cells/claims.yaml``, audited through ``dsx detect``'s path
-  (``app.review.cli.detect_trace`` over per-cell records, grounded against the intended datasheet): clean cells
+  (``app.cli.detect.detect_trace`` over per-cell records, grounded against the intended datasheet): clean cells
   with a quote (false alarms on correct answers) and the answered closed-book, wrong-content and null-tool cells
   (each of which should be flagged).
 
@@ -62,7 +62,7 @@ def datasheet_dirs() -> list[Path]:
 
 def resolve(document: Any) -> Path:
     from app.errors import InvalidInput
-    from app.evaluation.claims import resolve_document
+    from evaluation.claims import resolve_document
 
     last: Exception | None = None
     for directory in datasheet_dirs():
@@ -173,11 +173,11 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
     from app.db import session_scope
     from app.dispatch import telemetry
     from app.documents.cache import open_index
-    from app.evaluation.claims import request_for
-    from app.evaluation.grading import grade
     from app.jobs import pipeline
     from app.jobs.service import create_job
     from app.review.models import Flag
+    from evaluation.claims import request_for
+    from evaluation.grading import grade
 
     model = resolve_model(OFFLINE_MODEL)
     indexes: dict[str, Any] = {}
@@ -217,7 +217,7 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
 
 def _cell_record(cell: dict[str, Any], key: str, claim: Any, values: list[dict[str, Any]] | None) -> dict[str, Any]:
     """A per-cell record in the ``cell`` trace format, carrying the request the model was given."""
-    from app.evaluation.claims import request_for
+    from evaluation.claims import request_for
 
     quote = cell.get("source_text") or cell.get("submitted_source_text")
     return {"claim_id": key, "model": cell.get("model"), "engine": cell.get("engine") or "agentic",
@@ -227,9 +227,9 @@ def _cell_record(cell: dict[str, Any], key: str, claim: Any, values: list[dict[s
 
 
 def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
-    from app.review.cli import detect_trace
+    from app.cli.detect import detect_trace
 
-    from app.evaluation.grading import grade
+    from evaluation.grading import grade
 
     path = CELLS / f"cells_{arm}.jsonl"
     cells = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -314,7 +314,7 @@ def main() -> int:
     claim_files = args.claims or default_claim_files()
 
     _isolated_store()
-    from app.evaluation.claims import load_claims
+    from evaluation.claims import load_claims
 
     started = time.perf_counter()
     out: dict[str, Any] = {"sets": {}, "cells": {}}

@@ -8,7 +8,7 @@ single-pass is asked for.
 
 ``run_parameter()`` is the one entry point: a root ``invoke_agent`` span per (parameter, role) holding
 the ``route_engine`` decision and the loop's ``chat``/``execute_tool`` spans. ``phases`` and
-``dispatcher`` default to production and exist for evaluation (withheld tools, emptied or decoy outputs,
+``tool_runner`` default to production and exist for evaluation (withheld tools, emptied or decoy outputs,
 a second phase after the submit).
 """
 
@@ -26,7 +26,7 @@ from app.agent.loop import AgentLoop, Budgets, LoopResult, submission_dict
 from app.agent.phases import Phase, production_phases, single_pass
 from app.agent.registry import ModelConfig
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext, SubmittedExtraction
-from app.agent.tools import Dispatcher, DocumentDispatcher, tool_surface_version
+from app.agent.tools import DocumentToolRunner, ToolRunner, tool_surface_version
 from app.agent.transport import Capabilities
 from app.contracts import ENGINE_NAMES, Engine
 from app.dispatch import propagation, semconv, telemetry
@@ -97,7 +97,7 @@ def route(index: DatasheetIndex, model: ModelConfig, requested: str = AUTO,
                          mode, tokens)
 
 
-def _document(index: DatasheetIndex, mode: str, dispatcher: Dispatcher) -> str | list[dict[str, Any]]:
+def _document(index: DatasheetIndex, mode: str, tool_runner: ToolRunner) -> str | list[dict[str, Any]]:
     """The single-pass document in ``mode`` (see ``_document_mode``)."""
     if mode == "pdf":
         data = base64.b64encode(index.path.read_bytes()).decode()
@@ -110,7 +110,7 @@ def _document(index: DatasheetIndex, mode: str, dispatcher: Dispatcher) -> str |
     if mode == "images":
         parts: list[dict[str, Any]] = [{"type": "text", "text": f'<document pages="{index.page_count}">'}]
         for number in range(1, index.page_count + 1):
-            image = dispatcher.execute("inspect_page", {"page": number, "dpi": IMAGE_DPI}).result.get("image") or {}
+            image = tool_runner.execute("inspect_page", {"page": number, "dpi": IMAGE_DPI}).result.get("image") or {}
             parts.append({"type": "text", "text": f"--- page {number} ---"})
             if image.get("base64"):
                 url = f"data:{image.get('mime', 'image/png')};base64,{image['base64']}"
@@ -139,21 +139,21 @@ def _identity(model: ModelConfig, context: RunContext) -> dict[str, Any]:
     return attributes
 
 
-def _run_loop(*, model: ModelConfig, caps: Capabilities, dispatcher: Dispatcher, phases: list[Phase],
+def _run_loop(*, model: ModelConfig, caps: Capabilities, tool_runner: ToolRunner, phases: list[Phase],
               messages: list[dict[str, Any]], attributes: dict[str, Any]) -> LoopResult:
-    loop = AgentLoop(model=model, capabilities=caps, tracer=telemetry.get_tracer(), dispatcher=dispatcher,
+    loop = AgentLoop(model=model, capabilities=caps, tracer=telemetry.get_tracer(), tool_runner=tool_runner,
                      phases=phases, attributes=attributes, budgets=Budgets.from_settings())
     return loop.run(messages)
 
 
 def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, engine: str,
                   context: RunContext, phases: list[Phase] | None = None,
-                  dispatcher: Dispatcher | None = None) -> EngineOutcome:
+                  tool_runner: ToolRunner | None = None) -> EngineOutcome:
     """Answer one parameter with ``engine`` (auto | agentic | single-pass); never raises for model or
     provider failures, which come back as a typed ``error_code``."""
     started = time.perf_counter()
     phases = list(phases) if phases else production_phases()
-    dispatcher = dispatcher if dispatcher is not None else DocumentDispatcher(index)
+    tool_runner = tool_runner if tool_runner is not None else DocumentToolRunner(index)
     caps = transport.capabilities(model)
     tracer = telemetry.get_tracer()
     identity = _identity(model, context)
@@ -171,13 +171,13 @@ def run_parameter(*, index: DatasheetIndex, request: ParameterRequest, model: Mo
                              semconv.DSX_TOOL_SURFACE_VERSION: tool_surface_version(offered)})
 
         mode = decision.document_mode
-        result = _run(index, request, model, caps, dispatcher, run_phases, identity, decision.engine, mode)
+        result = _run(index, request, model, caps, tool_runner, run_phases, identity, decision.engine, mode)
         if decision.engine == SINGLE_PASS and mode == "pdf" and result.error_code == "provider_error" \
                 and result.last_http_status == 400 and index.text_layer != "none":
             # Some gateways reject PDF blocks (HTTP 400) although the model behind them takes PDFs.
             root.add_event("document_mode_fallback", {"from": "pdf", "to": "text"})
             mode = "text"
-            result = _run(index, request, model, caps, dispatcher, run_phases, identity, decision.engine, mode)
+            result = _run(index, request, model, caps, tool_runner, run_phases, identity, decision.engine, mode)
 
         extraction = result.submissions.get(run_phases[0].name)
         extraction = extraction if isinstance(extraction, SubmittedExtraction) else None
@@ -259,11 +259,11 @@ def _record_outcome(root: Any, result: LoopResult, request: ParameterRequest, en
 
 
 def _run(index: DatasheetIndex, request: ParameterRequest, model: ModelConfig, caps: Capabilities,
-         dispatcher: Dispatcher, phases: list[Phase], identity: dict[str, Any], engine: str,
+         tool_runner: ToolRunner, phases: list[Phase], identity: dict[str, Any], engine: str,
          mode: str | None) -> LoopResult:
     if engine == SINGLE_PASS:
-        messages = prompts.single_pass_messages(request, _document(index, mode or "text", dispatcher))
+        messages = prompts.single_pass_messages(request, _document(index, mode or "text", tool_runner))
     else:
         messages = prompts.agentic_messages(request)
-    return _run_loop(model=model, caps=caps, dispatcher=dispatcher, phases=phases, messages=messages,
+    return _run_loop(model=model, caps=caps, tool_runner=tool_runner, phases=phases, messages=messages,
                      attributes=identity)

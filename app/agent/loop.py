@@ -34,7 +34,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt
 from app.agent import prompts, transport
 from app.agent.phases import Phase
 from app.agent.registry import ModelConfig
-from app.agent.tools import Dispatcher, ToolResult, parse_arguments
+from app.agent.tools import ToolResult, ToolRunner, parse_arguments
 from app.agent.transport import Capabilities, ChatResult, ProviderCallError
 from app.config import get_settings
 from app.dispatch import semconv
@@ -142,7 +142,7 @@ class AgentLoop:
         model: ModelConfig,
         capabilities: Capabilities,
         tracer: trace.Tracer,
-        dispatcher: Dispatcher,
+        tool_runner: ToolRunner,
         phases: list[Phase],
         attributes: dict[str, Any],
         budgets: Budgets | None = None,
@@ -155,7 +155,7 @@ class AgentLoop:
         self.model = model
         self.caps = capabilities
         self.tracer = tracer
-        self.dispatcher = dispatcher
+        self.tool_runner = tool_runner
         self.phases = phases
         self.attributes = attributes
         self.budgets = budgets or Budgets.from_settings()
@@ -444,7 +444,7 @@ class AgentLoop:
                 accepted = parsed.model if parsed and parsed.model is not None else (parsed.value if parsed else {})
                 result = ToolResult(name, {"accepted": True, "phase": phase.name})
             else:
-                result = self.dispatcher.execute(name, parsed.value if parsed else {})
+                result = self.tool_runner.execute(name, parsed.value if parsed else {})
             done = _execution(result, accepted)
             span.set_attributes({semconv.DSX_TOOL_OUTCOME: result.outcome,
                                  semconv.DSX_TOOL_OUTPUT_CHARS: len(done.content)})

@@ -1,12 +1,12 @@
-"""The agent's tool surface: JSON schemas for the model, argument validation, and the dispatcher.
+"""The agent's tool surface: JSON schemas for the model, argument validation, and the tool runner.
 
 Each tool's arguments are a pydantic model; the JSON schema offered to the model is generated from it
 (refs inlined, titles dropped: some OpenAI-compatible backends reject ``$ref`` and the study saw one
 choke on a large schema), so the schema and the validation can never disagree. Arguments that do not
 parse or validate are answered with a structured tool error the model can correct, never an exception.
 
-The dispatcher is the seam the evaluation harness uses: anything with ``execute(name, args) ->
-ToolResult`` can stand in for ``DocumentDispatcher`` (empty outputs, a decoy datasheet, extra tools).
+The tool runner is the seam the evaluation harness uses: anything with ``execute(name, args) ->
+ToolResult`` can stand in for ``DocumentToolRunner`` (empty outputs, a decoy datasheet, extra tools).
 """
 
 from __future__ import annotations
@@ -285,11 +285,11 @@ class ToolResult:
         return json.dumps(self.envelope(), ensure_ascii=False, default=str)
 
 
-class Dispatcher(Protocol):
+class ToolRunner(Protocol):
     def execute(self, name: str, args: dict[str, Any]) -> ToolResult: ...
 
 
-class DocumentDispatcher:
+class DocumentToolRunner:
     """Executes the five document tools over one datasheet. Never raises: a failing tool is a tool error
     (charged to the tool by attribution), not a crashed run."""
 

@@ -7,6 +7,8 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
 from app import metrics
+from app.auth.ratelimit import charge_upload
+from app.auth.security import Principal, require_role
 from app.config import get_settings
 from app.contracts import ENGINE_NAMES
 from app.db import get_session, session_scope
@@ -17,8 +19,6 @@ from app.jobs.queue import enqueue
 from app.jobs.schemas import JobOut, JobPage
 from app.jobs.upload import JobUpload, read_job_upload
 from app.offload import run_upload_work
-from app.ratelimit import charge_upload
-from app.security import Principal, require_role
 from app.urls import public_path
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])

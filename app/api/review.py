@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
+from app.auth.security import Principal, require_role
 from app.config import get_settings
 from app.db import get_session
 from app.flows import review as review_flow
@@ -22,7 +23,6 @@ from app.review.decisions import (
     ReviewQueueItem,
     ReviewQueuePage,
 )
-from app.security import Principal, require_role
 
 router = APIRouter(prefix="/v1", tags=["review"])
 
@@ -44,8 +44,11 @@ def review_queue(
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewQueuePage:
-    if since is not None and since.tzinfo is None:
-        since = since.replace(tzinfo=UTC)
+    if since is not None:
+        # In UTC here, not in the query: a moment whose UTC form lies outside the storable years (9999-12-31
+        # at -01:00) raises OverflowError, answered as the client's error (422); inside the query the database
+        # layer would wrap it into a 500.
+        since = since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)
     return decisions.review_queue(session, tenant=principal.tenant, rule=rule, model=model, job_id=job_id,
                                   status=status, since=since, newest_first=order == "newest", limit=limit,
                                   offset=offset)

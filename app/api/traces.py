@@ -11,10 +11,10 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
+from app.auth.security import Principal, require_role
 from app.db import get_session
 from app.dispatch import service
 from app.jobs.service import get_job
-from app.security import Principal, require_role
 
 router = APIRouter(prefix="/v1/jobs", tags=["dispatch"])
 

@@ -161,10 +161,16 @@ def _format_value(value: dict) -> str:
 def _register_subcommands() -> None:
     from app.cli.admin import register as register_admin
     from app.cli.client import register as register_client
-    from app.cli.detect import register as register_review
-    from app.cli.eval import register as register_eval
+    from app.cli.extras import missing_eval_modules, unavailable
     from app.cli.tool import register as register_tool
     from app.cli.trace import register as register_trace
+
+    missing = missing_eval_modules()
+    if missing:
+        register_review, register_eval = unavailable("detect", missing), unavailable("eval", missing)
+    else:
+        from app.cli.detect import register as register_review
+        from app.cli.eval import register as register_eval
 
     for register in (register_tool, register_trace, register_review, register_client, register_eval, register_admin):
         register(cli)

@@ -21,7 +21,8 @@ def create_key(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Create an API key; the key is printed once and stored only as a hash."""
-    from app import auth, migrate
+    from app import migrate
+    from app.auth import keys as auth
     from app.db import session_scope
     from app.errors import DsxError
 
@@ -44,7 +45,7 @@ def create_key(
 @admin.command("list-keys")
 def list_keys() -> None:
     """List keys (never their secret)."""
-    from app import auth
+    from app.auth import keys as auth
     from app.db import session_scope
 
     table = Table("id", "name", "tenant", "roles", "created", "revoked")
@@ -58,7 +59,7 @@ def list_keys() -> None:
 @admin.command("revoke-key")
 def revoke_key(key_id: Annotated[int, typer.Argument(help="Key id from list-keys")]) -> None:
     """Revoke a key at once."""
-    from app import auth
+    from app.auth import keys as auth
     from app.db import session_scope
 
     with session_scope() as session:

@@ -12,8 +12,8 @@ import typer
 def detect_trace(trace: Path, fmt: str | None = None, datasheet: Path | None = None) -> dict[str, Any]:
     """Audit every run in ``trace`` (grounding against ``datasheet`` when given) and collect the findings."""
     from app.detectors.audit import audit
-    from app.detectors.record import load_records
     from app.documents.cache import open_index
+    from evaluation.traces import load_records
 
     fmt, records = load_records(trace, fmt)
     index = open_index(datasheet) if datasheet is not None else None
@@ -51,8 +51,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit a trace made elsewhere with the detector rules; print flags, grounding and evaluability as JSON."""
         from app.cli.errors import fail
-        from app.detectors.record import TraceFormatError
         from app.documents.index import IndexBuildError
+        from evaluation.traces import TraceFormatError
 
         if not trace.is_file():
             fail(f"no such trace file: {trace}")

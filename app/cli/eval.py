@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -20,15 +19,10 @@ console = Console()
 
 
 def _use_isolated_store(out: Path) -> None:
-    """Point this process at an embedded store inside the archive, so evaluation jobs never reach the
-    service's review queue and the run's dispatch record stays beside its archive (``DIR/work``)."""
-    from app.config import reset_settings
-    from app.db import reset_engines
+    from app.config import get_settings, use_settings
+    from evaluation.archive import isolated_settings
 
-    os.environ["DSX_DATA_DIR"] = str((out / "work").resolve())
-    os.environ.pop("DSX_DATABASE_URL", None)
-    reset_settings()
-    reset_engines()
+    use_settings(isolated_settings(out, get_settings()))
 
 
 def _print_summary(report: dict, out: Path) -> None:
@@ -70,10 +64,10 @@ def run_command(
 ) -> None:
     """Run claims x models x engines x arms x repeats through the production path and write the report."""
     from app import migrate
-    from app.evaluation.claims import load_claims
-    from app.evaluation.oracle import FileOracle
-    from app.evaluation.report import score_archive
-    from app.evaluation.runner import RunConfig, engines_for, plan, run
+    from evaluation.claims import load_claims
+    from evaluation.oracle import FileOracle
+    from evaluation.report import score_archive
+    from evaluation.runner import RunConfig, engines_for, plan, run
 
     try:
         claim_set = load_claims(claims).select(ids=claim, documents=document)
@@ -115,7 +109,7 @@ def score_command(
                                                                  "abstentions")] = None,
     measurements: Annotated[Path | None, typer.Option(help="Measurements file for the oracle")] = None,
     charts: Annotated[bool, typer.Option(help="Write PNG charts")] = True,
-    # The values of app.evaluation.rescore.FlagSource, spelled out so `dsx` starts without importing the rules.
+    # The values of evaluation.rescore.FlagSource, spelled out so `dsx` starts without importing the rules.
     flags: Annotated[Literal["rerun", "stored"], typer.Option(
         help="rerun: run the detector rules again over each cell's archived trace; stored: keep the archived "
              "flags")] = "rerun",
@@ -127,10 +121,10 @@ def score_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json's summary")] = False,
 ) -> None:
     """Re-grade an archive offline (no model call), re-running the detector rules, and rewrite its report."""
-    from app.evaluation.claims import load_claims
-    from app.evaluation.oracle import FileOracle
-    from app.evaluation.report import score_archive
-    from app.evaluation.rescore import FlagSource, load_rule_settings
+    from evaluation.claims import load_claims
+    from evaluation.oracle import FileOracle
+    from evaluation.report import score_archive
+    from evaluation.rescore import FlagSource, load_rule_settings
 
     try:
         claim_set = load_claims(claims) if claims else None
@@ -165,8 +159,8 @@ def perturb_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweep as JSON")] = False,
 ) -> None:
     """Sweep a stated bound through a fixed measurement and report where the oracle's verdict flips."""
-    from app.evaluation.claims import load_claims
-    from app.evaluation.oracle import FileOracle, Measurement, Stated, perturb
+    from evaluation.claims import load_claims
+    from evaluation.oracle import FileOracle, Measurement, Stated, perturb
 
     try:
         if claim:

@@ -26,7 +26,8 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth import lookup
+from app.auth.keys import lookup
+from app.auth.security import KEY_COOKIE, Principal, require_role
 from app.config import get_settings
 from app.contracts import ExtractedValue
 from app.db import get_session
@@ -49,7 +50,6 @@ from app.review.decisions import (
     ReviewQueueItem,
 )
 from app.review.models import Attribution, Grounding
-from app.security import KEY_COOKIE, Principal, require_role
 from app.tables.jobs import Extraction, Job, JobParameter
 from app.urls import internal_path, public_path
 

@@ -28,7 +28,6 @@ from app.tables.jobs import Extraction, Job, JobParameter
 DecisionKind = Literal["approve", "correct", "reject"]
 QueueStatus = Literal["open", "decided", "all"]
 
-DECISIONS: tuple[str, ...] = ("approve", "correct", "reject")
 QUEUE_STATUSES: tuple[str, ...] = ("open", "decided", "all")
 REVIEW_SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity if s.rank >= Severity.warning.rank)
 PRIMARY = "primary"

@@ -34,8 +34,8 @@ sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
 from mutations import ROLE_OF_FIELD, Mutant, mutants  # noqa: E402
 
-from app.evaluation.claims import Claim, ClaimSet, load_claims, resolve_document  # noqa: E402
-from app.evaluation.units import ascii_unit, convert  # noqa: E402
+from evaluation.claims import Claim, ClaimSet, load_claims, resolve_document  # noqa: E402
+from evaluation.units import ascii_unit, convert  # noqa: E402
 
 SHARED = Path(os.environ.get("DSX_SHARED_DIR", REPO.parent / "shared"))
 DEFAULT_FILES = (SHARED / "eval" / "dev_claims.yaml", REPO / "bench" / "claims" / "heldout_claims.yaml")

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from app.evaluation.claims import Claim
+from evaluation.claims import Claim
 
 WRONG_UNIT, WRONG_UNIT_FOR_KG = "kg", "mA"
 ROLE_OF_FIELD = {"min": "min", "typical": "typ", "max": "max"}  # claim field -> Min/Typ/Max column

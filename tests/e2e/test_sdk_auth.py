@@ -9,7 +9,7 @@ import pytest
 from dsx_client import AuthenticationError, Client, JobNotFound, PermissionDenied
 from typer.testing import CliRunner
 
-from app.auth import create_key
+from app.auth.keys import create_key
 from app.cli import cli
 from tests.support.live import LiveServer, live_server, seed_flagged_extraction
 from tests.support.pdfs import text_pdf

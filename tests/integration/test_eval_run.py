@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.config import OFFLINE_MODEL, Settings
 from app.dispatch import semconv as sc
-from app.evaluation.archive import Archive
-from app.evaluation.claims import load_claims, parse_claims
-from app.evaluation.runner import RunConfig, run
 from app.tables.jobs import Job
+from evaluation.archive import Archive
+from evaluation.claims import load_claims, parse_claims
+from evaluation.runner import RunConfig, run
 
 DOCUMENTS = ["speaker_amplifier", "fan"]
 DECOY = "led.pdf"

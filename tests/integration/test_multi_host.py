@@ -18,7 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import auth, migrate
+from app import migrate
+from app.auth import keys as auth
 from app.config import reset_settings
 from app.db import reset_engines, session_scope
 from tests.support.object_store import moto_server

@@ -58,7 +58,7 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
 
 def _submitter_key() -> str:
     """Production runs with API keys (it refuses to start open): issue one for the test."""
-    from app import auth
+    from app.auth import keys as auth
 
     with session_scope() as session:
         return auth.create_key(session, tenant="integration", roles=["submitter"], name="integration").key

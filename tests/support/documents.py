@@ -1,4 +1,4 @@
-"""A small in-memory datasheet index and a fixed-result tool dispatcher, for agent tests."""
+"""A small in-memory datasheet index and a fixed-result tool runner, for agent tests."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def make_index(pages: list[str] = PAGES, text_layer: str = "ok") -> DatasheetInd
     )
 
 
-class FixedDispatcher:
-    """Serves fixed results per tool (the dispatcher seam the evaluation arms also use) and records calls."""
+class FixedToolRunner:
+    """Serves fixed results per tool (the tool-runner seam the evaluation arms also use) and records calls."""
 
     def __init__(self, results: dict[str, dict[str, Any]] | None = None) -> None:
         self.results = results or {"search_text": SEARCH_RESULT, "build_datasheet": {"title": "Test part",

@@ -18,7 +18,7 @@ from app.db import session_scope
 from app.dispatch import semconv, service, telemetry
 from app.dispatch.models import SpanRecord
 from app.documents.index import DatasheetIndex
-from tests.support.documents import ANSWER, PAGES, SEARCH_RESULT, FixedDispatcher, make_index
+from tests.support.documents import ANSWER, PAGES, SEARCH_RESULT, FixedToolRunner, make_index
 from tests.support.scripted_llm import (
     ScriptedLLM,
     error,
@@ -49,14 +49,14 @@ def configure(monkeypatch: pytest.MonkeyPatch, **values: object) -> None:
     reset_settings()
 
 
-def run(llm: ScriptedLLM, *, engine: str = "agentic", dispatcher: Any = None, phases: list[Phase] | None = None,
+def run(llm: ScriptedLLM, *, engine: str = "agentic", tool_runner: Any = None, phases: list[Phase] | None = None,
         request: ParameterRequest | None = None, index: DatasheetIndex | None = None,
         **model_info: Any) -> EngineOutcome:
     return engines.run_parameter(
         index=index or make_index(), request=request or ParameterRequest(name="Supply voltage", unit="V"),
         model=llm.model_config(**model_info), engine=engine,
         context=RunContext(job_id="job-1", parameter_id=3), phases=phases,
-        dispatcher=dispatcher if dispatcher is not None else FixedDispatcher(),
+        tool_runner=tool_runner if tool_runner is not None else FixedToolRunner(),
     )
 
 
@@ -76,12 +76,12 @@ def by_kind(spans: list[SpanRecord]) -> tuple[SpanRecord, list[SpanRecord], list
 def test_proper_tool_calls_end_submitted_with_the_full_record(env, scripted_llm: ScriptedLLM) -> None:  # noqa: ANN001, F811
     scripted_llm.script(tool_call("build_datasheet"), tool_call("search_text", {"query": "supply voltage"}),
                         submit(ANSWER))
-    dispatcher = FixedDispatcher()
-    outcome = run(scripted_llm, dispatcher=dispatcher)
+    tool_runner = FixedToolRunner()
+    outcome = run(scripted_llm, tool_runner=tool_runner)
 
     assert outcome.error_code is None and outcome.extraction is not None
     assert outcome.extraction.values[0].max == 5.5 and outcome.engine == "agentic" and outcome.model == "scripted"
-    assert dispatcher.calls == [("build_datasheet", {}), ("search_text", {"query": "supply voltage",
+    assert tool_runner.calls == [("build_datasheet", {}), ("search_text", {"query": "supply voltage",
                                                                           "max_hits": 10})]
     spans = spans_of(outcome)
     root, chats, tools = by_kind(spans)
@@ -146,10 +146,10 @@ def test_one_nudge_can_recover_a_run(env, scripted_llm) -> None:  # noqa: ANN001
 
 def test_malformed_arguments_come_back_as_a_structured_tool_error(env, scripted_llm) -> None:  # noqa: ANN001, F811
     scripted_llm.script(malformed_tool_call("search_text"), tool_call("search_text", {"page": 0}), submit(ANSWER))
-    dispatcher = FixedDispatcher()
-    outcome = run(scripted_llm, dispatcher=dispatcher)
+    tool_runner = FixedToolRunner()
+    outcome = run(scripted_llm, tool_runner=tool_runner)
 
-    assert outcome.error_code is None and dispatcher.calls == []  # neither bad call reached the tools
+    assert outcome.error_code is None and tool_runner.calls == []  # neither bad call reached the tools
     _, _, tools = by_kind(spans_of(outcome))
     bad_json, bad_schema = tools[0], tools[1]
     for span in (bad_json, bad_schema):
@@ -285,15 +285,15 @@ SUBMIT_MEASUREMENT = ToolSpec(name="submit_measurement", description="Submit the
 
 def test_a_later_phase_opens_only_after_the_submit(env, scripted_llm) -> None:  # noqa: ANN001, F811
     oracle = Phase(name="oracle", tools=(MEASURE,), submit=SUBMIT_MEASUREMENT)
-    dispatcher = FixedDispatcher({"measure": {"value": 3.29}})
+    tool_runner = FixedToolRunner({"measure": {"value": 3.29}})
     scripted_llm.script(tool_call("measure", {"quantity": "VDD"}), submit(ANSWER),
                         tool_call("submit_extraction", ANSWER), tool_call("measure", {"quantity": "VDD"}),
                         tool_call("submit_measurement", {"value": 3.29}))
-    outcome = run(scripted_llm, phases=[extraction_phase(), oracle], dispatcher=dispatcher)
+    outcome = run(scripted_llm, phases=[extraction_phase(), oracle], tool_runner=tool_runner)
 
     assert outcome.error_code is None and outcome.extraction is not None
     assert outcome.extra["submissions"]["oracle"] == {"value": 3.29}
-    assert dispatcher.calls == [("measure", {"quantity": "VDD"})]  # the early call was refused, not executed
+    assert tool_runner.calls == [("measure", {"quantity": "VDD"})]  # the early call was refused, not executed
     offered = [r.tool_names for r in scripted_llm.requests]
     assert all("measure" not in names for names in offered[:2])
     assert all(names == ["measure", "submit_measurement"] for names in offered[2:])
@@ -314,7 +314,7 @@ def test_response_format_is_never_sent_with_tools(env, scripted_llm) -> None:  #
     model.litellm_params["response_format"] = {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}
     outcome = engines.run_parameter(index=make_index(), request=ParameterRequest(name="Supply voltage"),
                                     model=model, engine="agentic", context=RunContext(),
-                                    dispatcher=FixedDispatcher())
+                                    tool_runner=FixedToolRunner())
     assert outcome.error_code is None
     assert "response_format" not in scripted_llm.requests[0].body and scripted_llm.requests[0].body["tools"]
 
@@ -327,10 +327,10 @@ def test_tool_choice_is_not_forced_where_the_model_does_not_support_it(env, scri
 
 def test_single_pass_sends_the_text_layer_and_offers_only_the_submit(env, scripted_llm) -> None:  # noqa: ANN001, F811
     scripted_llm.script(submit(ANSWER))
-    dispatcher = FixedDispatcher()
-    outcome = run(scripted_llm, engine="single-pass", dispatcher=dispatcher)
+    tool_runner = FixedToolRunner()
+    outcome = run(scripted_llm, engine="single-pass", tool_runner=tool_runner)
 
-    assert outcome.engine == "single-pass" and outcome.extraction is not None and dispatcher.calls == []
+    assert outcome.engine == "single-pass" and outcome.extraction is not None and tool_runner.calls == []
     (request,) = scripted_llm.requests
     assert request.tool_names == ["submit_extraction"]
     user = request.messages[1]["content"]
@@ -358,7 +358,7 @@ def test_a_gateway_serves_pass_through_aliases(env, scripted_llm) -> None:  # no
     scripted_llm.script(submit(ANSWER))
     outcome = engines.run_parameter(index=make_index(), request=ParameterRequest(name="Supply voltage"),
                                     model=resolve_model("team-gpt"), engine="agentic", context=RunContext(),
-                                    dispatcher=FixedDispatcher())
+                                    tool_runner=FixedToolRunner())
     assert outcome.error_code is None
     (request,) = scripted_llm.requests
     assert request.body["model"] == "team-gpt"
@@ -377,7 +377,7 @@ def test_a_models_file_alias_reaches_its_server(env, scripted_llm, tmp_path) -> 
     model = resolve_model(None)
     outcome = engines.run_parameter(index=make_index(), request=ParameterRequest(name="Supply voltage"),
                                     model=model, engine="agentic", context=RunContext(),
-                                    dispatcher=FixedDispatcher())
+                                    tool_runner=FixedToolRunner())
     assert outcome.model == "qwen-vllm" and outcome.error_code is None
     assert scripted_llm.requests[0].body["model"] == "scripted"
 
@@ -438,7 +438,7 @@ def test_a_rejected_pdf_block_falls_back_to_the_text_layer(env, scripted_llm, tm
 
 def test_the_offline_reader_crosses_the_same_transport_and_spans(env, tmp_path) -> None:  # noqa: ANN001
     from app.agent.registry import resolve_model
-    from app.agent.tools import DocumentDispatcher
+    from app.agent.tools import DocumentToolRunner
     from app.documents.cache import open_index
     from tests.support.pdfs import text_pdf
 
@@ -449,7 +449,7 @@ def test_the_offline_reader_crosses_the_same_transport_and_spans(env, tmp_path) 
     outcome = engines.run_parameter(index=index, request=ParameterRequest(name="Supply voltage", unit="V"),
                                     model=resolve_model("offline/datasheet-reader"), engine="auto",
                                     context=RunContext(job_id="job-1", parameter_id=1),
-                                    dispatcher=DocumentDispatcher(index))
+                                    tool_runner=DocumentToolRunner(index))
     assert outcome.engine == "agentic" and outcome.error_code is None
     root, chats, tools = by_kind(spans_of(outcome))
     assert chats and all(c.name == "chat datasheet-reader" for c in chats)

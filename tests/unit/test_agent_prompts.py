@@ -16,7 +16,7 @@ from app.db import session_scope
 from app.dispatch import telemetry
 from app.jobs import service as jobs
 from app.tables.jobs import JobParameter
-from tests.support.documents import ANSWER, FixedDispatcher, make_index
+from tests.support.documents import ANSWER, FixedToolRunner, make_index
 from tests.support.pdfs import text_pdf
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm, submit, tool_call  # noqa: F401
 
@@ -62,7 +62,7 @@ def test_nothing_of_the_job_but_the_allow_listed_fields_reaches_the_model(env, s
         engines.run_parameter(index=make_index(), request=request, model=scripted_llm.model_config(),
                               engine=engine, context=RunContext(job_id=job_id, parameter_id=parameter_id,
                                                                 tenant=secrets["tenant"]),
-                              dispatcher=FixedDispatcher())
+                              tool_runner=FixedToolRunner())
         scripted_llm.script(submit(ANSWER))
 
     assert len(scripted_llm.requests) == 3

@@ -1,5 +1,5 @@
 """The tool surface: compact schemas generated from the argument models, structured argument errors, the
-untrusted-data envelope, and a dispatcher that turns tool failures into tool errors."""
+untrusted-data envelope, and a tool runner that turns tool failures into tool errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from app.agent.tools import (
     DOCUMENT_TOOLS,
     SEARCH_TEXT,
     SUBMIT_EXTRACTION,
-    DocumentDispatcher,
+    DocumentToolRunner,
     ToolResult,
     parse_arguments,
     tool_surface_version,
@@ -108,14 +108,14 @@ class _Tools:
         return {"title": "T", "page_count": 1, "toc": []}
 
 
-def test_the_dispatcher_turns_tool_failures_into_tool_errors() -> None:
-    dispatcher = DocumentDispatcher(make_index(), tools=_Tools())
-    crashed = dispatcher.execute("search_text", {"query": "VDD"})
+def test_the_tool_runner_turns_tool_failures_into_tool_errors() -> None:
+    tool_runner = DocumentToolRunner(make_index(), tools=_Tools())
+    crashed = tool_runner.execute("search_text", {"query": "VDD"})
     assert crashed.error_code == "tool_failed" and "index corrupted" in crashed.error["message"]
-    assert dispatcher.execute("get_section_text", {}).error_code == "tool_failed"
-    assert dispatcher.execute("build_datasheet", {"unexpected": 1}).error_code == "tool_failed"
-    assert dispatcher.execute("measure", {}).error_code == "unknown_tool"
-    assert dispatcher.execute("build_datasheet", {}).outcome == "ok"
+    assert tool_runner.execute("get_section_text", {}).error_code == "tool_failed"
+    assert tool_runner.execute("build_datasheet", {"unexpected": 1}).error_code == "tool_failed"
+    assert tool_runner.execute("measure", {}).error_code == "unknown_tool"
+    assert tool_runner.execute("build_datasheet", {}).outcome == "ok"
 
 
 def test_phases_shape_the_surface_and_its_version() -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from app import auth
+from app.auth import keys as auth
 from app.config import reset_settings
 from app.db import session_scope
 from tests.support.pdfs import text_pdf
@@ -110,7 +110,7 @@ def test_production_refuses_to_start_open(dsx_env, monkeypatch: pytest.MonkeyPat
 
 
 def test_rate_limit_per_key_is_429_with_retry_after(keys: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import ratelimit
+    from app.auth import ratelimit
     from app.main import create_app
 
     monkeypatch.setenv("DSX_RATE_LIMIT_PER_MINUTE", "3")
@@ -128,7 +128,7 @@ def test_rate_limit_per_key_is_429_with_retry_after(keys: dict[str, str], monkey
 
 
 def test_upload_quota_per_tenant(keys: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import ratelimit
+    from app.auth import ratelimit
     from app.main import create_app
 
     monkeypatch.setenv("DSX_UPLOAD_QUOTA_BYTES_PER_HOUR", str(len(PDF) * 2 + 10))

@@ -8,10 +8,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from app.auth import create_key
+from app.auth.keys import create_key
+from app.auth.security import KEY_COOKIE
 from app.config import reset_settings
 from app.db import session_scope
-from app.security import KEY_COOKIE
 from tests.support.dashboard_seed import seed_flagged_run
 
 

@@ -1,4 +1,4 @@
-"""Fault arms: what each one offers the model, what its dispatchers return, and the blank document."""
+"""Fault arms: what each one offers the model, what its tool runners return, and the blank document."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from app.agent.tools import ToolResult
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
 from app.errors import InvalidInput
-from app.evaluation.arms import (
+from evaluation.arms import (
     AGENTIC,
     ARMS,
     SINGLE_PASS,
-    NullDispatcher,
+    NullToolRunner,
     blank_index,
     emptied,
     get_arm,
@@ -51,9 +51,9 @@ def test_each_arm_offers_what_it_plants(indexes: tuple[DatasheetIndex, Datasheet
     assert offered("closed-book", AGENTIC, indexes, tmp_path) == {sc.SUBMIT_TOOL}
     assert offered("no-crosscheck", AGENTIC, indexes, tmp_path) == everything - sc.CROSS_CHECK_TOOLS
     null = setup(get_arm("null-tool"), AGENTIC, indexes[0], indexes[1], tmp_path)
-    assert null.phases is None and isinstance(null.dispatcher.inner, NullDispatcher)
+    assert null.phases is None and isinstance(null.tool_runner.inner, NullToolRunner)
     wrong = setup(get_arm("wrong-content"), AGENTIC, indexes[0], indexes[1], tmp_path)
-    assert wrong.engine_index is indexes[0] and wrong.dispatcher.inner.index is indexes[1]
+    assert wrong.engine_index is indexes[0] and wrong.tool_runner.inner.index is indexes[1]
     # Single-pass: the decoy or a blank document goes in the prompt instead.
     assert setup(get_arm("wrong-content"), SINGLE_PASS, indexes[0], indexes[1], tmp_path).engine_index is indexes[1]
     closed = setup(get_arm("closed-book"), SINGLE_PASS, indexes[0], indexes[1], tmp_path)

@@ -11,10 +11,10 @@ import yaml
 from app.config import Settings
 from app.db import session_scope
 from app.errors import InvalidInput
-from app.evaluation.claims import load_claims, parse_claims, request_for, resolve_document
-from app.evaluation.grading import grade
 from app.review import decisions
 from app.review.decisions import ReviewCorrection, ReviewDecisionRequest
+from evaluation.claims import load_claims, parse_claims, request_for, resolve_document
+from evaluation.grading import grade
 from tests.support.live import seed_flagged_extraction
 from tests.support.pdfs import text_pdf
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.evaluation.claims import Claim, load_claims
-from app.evaluation.grading import grade, needle_tokens, permutation_control
-from app.evaluation.units import convert, number_tokens
+from evaluation.claims import Claim, load_claims
+from evaluation.grading import grade, needle_tokens, permutation_control
+from evaluation.units import convert, number_tokens
 
 
 def claim(**fields: Any) -> Claim:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.errors import InvalidInput
-from app.evaluation.oracle import FileOracle, Measurement, Stated, Verdict, judge, perturb
+from evaluation.oracle import FileOracle, Measurement, Stated, Verdict, judge, perturb
 
 BAROMETER = Measurement(claim="baro", value=945.285, u=0.080, unit="hPa")
 

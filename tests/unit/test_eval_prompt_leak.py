@@ -18,8 +18,8 @@ import pytest
 
 from app.agent import prompts
 from app.agent.phases import extraction_phase
-from app.evaluation.claims import Claim, load_claims, request_for
-from app.evaluation.units import canonical_number
+from evaluation.claims import Claim, load_claims, request_for
+from evaluation.units import canonical_number
 
 SENTINEL = Claim.model_validate({
     "id": "zz-sentinel", "document": "zz", "parameter": "Supply voltage", "symbol": "ZQSYMBOL", "kind": "range",

@@ -11,11 +11,11 @@ import yaml
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.evaluation.archive import Archive, cell_id
-from app.evaluation.claims import load_claims, parse_claims
-from app.evaluation.oracle import FileOracle
-from app.evaluation.report import score_archive
-from app.evaluation.stats import lower_bound, upper_bound
+from evaluation.archive import Archive, cell_id
+from evaluation.claims import load_claims, parse_claims
+from evaluation.oracle import FileOracle
+from evaluation.report import score_archive
+from evaluation.stats import lower_bound, upper_bound
 
 CLAIMS = {
     "version": 1,

@@ -15,13 +15,13 @@ from app.cli import cli
 from app.config import OFFLINE_MODEL, Settings, reset_settings
 from app.dispatch import semconv as sc
 from app.documents.cache import open_index
-from app.evaluation.archive import Archive
-from app.evaluation.claims import load_claims
-from app.evaluation.report import score_archive
-from app.evaluation.rescore import FlagSource, redetect, stored_submission
-from app.evaluation.runner import RunConfig, run
 from app.flows.review import submission_of
 from app.tables.jobs import Extraction
+from evaluation.archive import Archive
+from evaluation.claims import load_claims
+from evaluation.report import score_archive
+from evaluation.rescore import FlagSource, redetect, stored_submission
+from evaluation.runner import RunConfig, run
 
 CLAIMS = ["speaker_amplifier-supply-voltage", "speaker_amplifier-quiescent-current"]
 DECOY = "led.pdf"

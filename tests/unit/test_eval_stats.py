@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.evaluation.stats import claim_group_rate, lower_bound, rate, stability, upper_bound
+from evaluation.stats import claim_group_rate, lower_bound, rate, stability, upper_bound
 
 
 def test_zero_and_all_successes_have_closed_forms() -> None:

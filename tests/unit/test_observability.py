@@ -118,7 +118,7 @@ def test_forwarded_proto_is_believed_only_from_trusted_proxies(dsx_env, monkeypa
 
 
 def test_review_cookie_is_secure_behind_a_trusted_tls_gateway(dsx_env, monkeypatch) -> None:  # noqa: ANN001
-    from app.auth import create_key
+    from app.auth.keys import create_key
     from app.config import reset_settings
     from app.db import session_scope
     from app.main import create_app

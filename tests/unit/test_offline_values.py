@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.agent.offline.units import parse_unit
 from app.agent.offline.values import parse_number, read_values
+from app.units import parse_unit
 
 
 def _one(text: str):

@@ -176,6 +176,13 @@ def test_the_queue_route_takes_since_and_order(api: TestClient) -> None:
         assert response.status_code == 422 and response.json()["code"] == "invalid_input"
 
 
+def test_a_since_moment_outside_the_storable_years_is_a_client_error(api: TestClient) -> None:
+    for since in ("9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"):
+        response = api.get("/v1/review/queue", params={"since": since})
+        assert response.status_code == 422, response.text
+        assert response.json()["code"] == "value_out_of_range"
+
+
 def test_approve_moves_the_item_out_of_the_open_queue_and_into_the_job_result(api: TestClient) -> None:
     extraction_id, job_id = seed(flags=[("tool_bypass", "warning")])
 
@@ -361,7 +368,7 @@ def test_service_functions_take_tenant_scoping(dsx_env: Settings) -> None:
 @pytest.fixture
 def keyed_api(dsx_env: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, dict[str, str]]]:
     """The API with API keys on, and keys for two tenants."""
-    from app.auth import create_key
+    from app.auth.keys import create_key
     from app.config import reset_settings
     from app.main import create_app
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.detectors.record import TraceFormatError, detect_format, load_records
+from evaluation.traces import TraceFormatError, detect_format, load_records
 from tests.support.runs import ANSWER, RunBuilder
 
 SUBMIT_ARGS = json.dumps({"found": True, "values": [{"min": 3, "max": 30, "unit": "V"}], "source_page": 5,

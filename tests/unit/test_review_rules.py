@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from app.detectors.config import RuleSettings
-from app.detectors.record import Submission, record_from_cell
+from app.detectors.record import Submission
 from app.detectors.rules import RULES, Context, evaluate
 from app.detectors.severity import Severity
 from app.dispatch import semconv as sc
+from evaluation.traces import record_from_cell
 from tests.support.runs import ANSWER, RunBuilder
 
 

@@ -19,7 +19,7 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from app import auth
+from app.auth import keys as auth
 from app.config import reset_settings
 from app.db import session_scope
 from app.dispatch.models import SpanRecord

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from app.agent.offline.units import Unit
 from app.agent.offline.values import Reading
+from app.units import Unit
 
 NUMERIC_ROLES = ("min", "typical", "max")
 ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)

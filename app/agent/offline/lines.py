@@ -18,8 +18,8 @@ from app.agent.offline.candidates import (
     limit_leading,
 )
 from app.agent.offline.synonyms import fold
-from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
+from app.units import Unit, parse_unit
 
 _NOT_NAMES = frozenset({"typ", "typical", "max", "maximum", "min", "minimum", "nom", "nominal", "for", "and", "the",
                         "per", "with", "from", "approx", "see", "note", "notes", "unit", "units"})

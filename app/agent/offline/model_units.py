@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from app.agent.offline.units import Unit, parse_unit
 from app.documents.cell_units import UnitCell, parse_unit_cell
+from app.units import Unit, parse_unit
 
 # pint parses many short English words as units ("in", "at", "a", "day"): after a number in prose only a token
 # spelled like a unit symbol (a capital letter in it: "hPa", "kPa", "Wb") or one of these is taken. Single

@@ -251,11 +251,6 @@ def next_steps(conv: Conversation) -> list[Step]:
     return [_submit(query, decision, conv)]
 
 
-def next_step(conv: Conversation) -> Step:
-    """The first call of the next turn (for callers that make one call at a time)."""
-    return next_steps(conv)[0]
-
-
 def _next_reads(query: Query, conv: Conversation, decision: Decision) -> list[Step]:
     tables_done = _attempted(conv, "extract_table_markdown")
     text_done = _attempted(conv, "get_section_text")

@@ -11,8 +11,8 @@ import re
 
 from app.agent.offline.candidates import Candidate
 from app.agent.offline.synonyms import compact
-from app.agent.offline.units import parse_unit
 from app.agent.offline.values import EMPTY_CELL, read_values
+from app.units import parse_unit
 
 
 def _number_in(text: str, printed: str) -> int:

@@ -27,8 +27,8 @@ from app.agent.offline.lines import (
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
-from app.agent.offline.units import parse_unit
 from app.documents.table_model import TableModel
+from app.units import parse_unit
 
 # A candidate needs at least this much of the parameter's name (0..1) before anything else counts.
 MIN_NAME = 0.5

@@ -26,7 +26,6 @@ from app.agent.offline.candidates import (
     limit_leading,
 )
 from app.agent.offline.model_units import reader_unit
-from app.agent.offline.units import Unit, parse_unit
 from app.agent.offline.values import Reading, parse_number, read_values
 from app.documents.table_model import (
     LIMIT_ROLES,
@@ -38,6 +37,7 @@ from app.documents.table_model import (
     header_role,
     split_footnote_marks,
 )
+from app.units import Unit, parse_unit
 
 # --- Markdown tables ---------------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from app.agent.offline.units import Unit, parse_unit
+from app.units import Unit, parse_unit
 
 VOLTAGE = "[mass] * [length] ** 2 / [time] ** 3 / [current]"
 CURRENT = "[current]"

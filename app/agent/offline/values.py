@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from app.agent.offline.model_units import unit_after_number
-from app.agent.offline.units import UNIT_TOKEN_RE, Unit, parse_unit
+from app.units import UNIT_TOKEN_RE, Unit, parse_unit
 
 _SIGN = r"[+\-−–]"
 # Thousands groups first ("10,000"), then decimals with point or comma ("5,25"), then leading-dot decimals.

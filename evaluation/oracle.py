@@ -39,7 +39,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import InvalidInput
-from app.evaluation.units import ascii_unit, convert
+from evaluation.units import ascii_unit, convert
 
 
 class Verdict(enum.StrEnum):
@@ -166,10 +166,6 @@ class FileOracle:
 
     def measurement_for(self, claim_id: str) -> Measurement | None:
         return self._by_claim.get(claim_id)
-
-    @property
-    def claim_ids(self) -> list[str]:
-        return list(self._by_claim)
 
 
 # --- Perturbation sweep -----------------------------------------------------------------------------------

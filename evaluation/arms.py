@@ -1,6 +1,6 @@
 """Fault-injection arms: the same engine run with one condition planted, to measure what the detectors see.
 
-An arm changes only what production lets vary: the phases (which tools are offered), the dispatcher (what a tool
+An arm changes only what production lets vary: the phases (which tools are offered), the tool runner (what a tool
 call returns) and, for the single-pass engine, the document put in the prompt. The model, the loop, the spans
 and the detectors are the production ones.
 
@@ -33,7 +33,7 @@ from typing import Any
 import pymupdf
 
 from app.agent.phases import Phase, extraction_phase, without_tools
-from app.agent.tools import Dispatcher, DocumentDispatcher, ToolResult
+from app.agent.tools import DocumentToolRunner, ToolResult, ToolRunner
 from app.detectors.record import RunRecord, records_from_spans
 from app.dispatch import semconv as sc
 from app.documents.index import DatasheetIndex, PageInfo
@@ -78,13 +78,13 @@ def get_arm(name: str) -> Arm:
         raise InvalidInput(f"Unknown arm {name!r}; use one of {', '.join(ARMS)}.", code="unknown_arm") from None
 
 
-# --- Dispatchers -----------------------------------------------------------------------------------------------
+# --- Tool runners ---------------------------------------------------------------------------------------------
 
 
-class CountingDispatcher:
+class CountingToolRunner:
     """Counts the calls an arm served, so the archive can show the planted condition really applied."""
 
-    def __init__(self, inner: Dispatcher):
+    def __init__(self, inner: ToolRunner):
         self.inner = inner
         self.served: list[str] = []
 
@@ -113,10 +113,10 @@ def emptied(result: Mapping[str, Any]) -> dict[str, Any]:
     return {key: blank(value) for key, value in result.items()}
 
 
-class NullDispatcher:
+class NullToolRunner:
     """Executes the real tool, then returns its result emptied (errors pass through unchanged)."""
 
-    def __init__(self, inner: Dispatcher):
+    def __init__(self, inner: ToolRunner):
         self.inner = inner
 
     def execute(self, name: str, args: dict[str, Any]) -> ToolResult:
@@ -151,15 +151,15 @@ def blank_index(index: DatasheetIndex, scratch: Path) -> DatasheetIndex:
 
 @dataclass
 class ArmSetup:
-    """What the runner hands the engine for one cell. ``None`` phases/dispatcher mean the production ones."""
+    """What the runner hands the engine for one cell. ``None`` phases/tool runner mean the production ones."""
 
     engine_index: DatasheetIndex
     phases: list[Phase] | None
-    dispatcher: CountingDispatcher | None
+    tool_runner: CountingToolRunner | None
 
 
 def setup(arm: Arm, engine: str, index: DatasheetIndex, decoy: DatasheetIndex | None, scratch: Path) -> ArmSetup:
-    """Phases, dispatcher and engine-side index for one cell; ``scratch`` holds generated blank documents."""
+    """Phases, tool runner and engine-side index for one cell; ``scratch`` holds generated blank documents."""
     if engine not in arm.engines:
         raise InvalidInput(f"Arm {arm.name!r} does not apply to the {engine} engine.", code="arm_not_applicable")
     if arm.needs_decoy and decoy is None:
@@ -173,13 +173,13 @@ def setup(arm: Arm, engine: str, index: DatasheetIndex, decoy: DatasheetIndex | 
         assert decoy is not None
         if engine == SINGLE_PASS:
             return ArmSetup(decoy, None, None)
-        return ArmSetup(index, None, CountingDispatcher(DocumentDispatcher(decoy)))
+        return ArmSetup(index, None, CountingToolRunner(DocumentToolRunner(decoy)))
     if arm.name == "no-navigation":
         return ArmSetup(index, [without_tools(extraction_phase(), sc.NAVIGATION_TOOLS)], None)
     if arm.name == "no-crosscheck":
         return ArmSetup(index, [without_tools(extraction_phase(), sc.CROSS_CHECK_TOOLS)], None)
     if arm.name == "null-tool":
-        return ArmSetup(index, None, CountingDispatcher(NullDispatcher(DocumentDispatcher(index))))
+        return ArmSetup(index, None, CountingToolRunner(NullToolRunner(DocumentToolRunner(index))))
     raise InvalidInput(f"Arm {arm.name!r} has no set-up.", code="unknown_arm")
 
 
@@ -215,7 +215,7 @@ def planted(arm: Arm, engine: str, record: RunRecord | None, served: list[str] |
         return {"ok": ok, "detail": f"{len(served)} call(s) served emptied; {len(with_content)} returned content",
                 "tool_counts": counts}
     if arm.name == "wrong-content":
-        # Calls refused by the loop (invalid arguments) never reach a dispatcher; all others must have.
+        # Calls refused by the loop (invalid arguments) never reach a tool runner; all others must have.
         executed = [c for c in document_calls if c.outcome != "error"]
         ok = len(served) >= len(executed)
         return {"ok": ok, "detail": f"{len(served)} call(s) served from the decoy, {len(executed)} executed",

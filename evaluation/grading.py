@@ -14,8 +14,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from app.evaluation.claims import Claim
-from app.evaluation.units import ascii_unit, canonical_number, convert, number_tokens, same_number
+from evaluation.claims import Claim
+from evaluation.units import ascii_unit, canonical_number, convert, number_tokens, same_number
 
 FIELDS = ("min", "typical", "max")
 # Words that join numbers in a printed needle ("3 to 30", "21kHz to 28kHz") but are never in structured values.

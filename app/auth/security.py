@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
+from app.auth.ratelimit import check_request_rate
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Forbidden, Unauthorized
 from app.observability import context as log_context
-from app.ratelimit import check_request_rate
 
 ALL_ROLES = frozenset({"submitter", "reviewer", "admin"})
 KEY_COOKIE = "dsx_api_key"
@@ -55,7 +55,7 @@ def current_principal(request: Request) -> Principal:
 
 
 def _principal_for_key(key: str | None) -> Principal:
-    from app.auth import lookup
+    from app.auth.keys import lookup
 
     if not key:
         raise Unauthorized("Send an API key as `Authorization: Bearer <key>`.", code="missing_api_key")

@@ -2,7 +2,7 @@
 
 Everything here reads archived cells only, so ``dsx eval score DIR`` reproduces the run's report offline and a
 changed grader re-scores old runs without a model call. The detector rules are part of the grading: by default
-they run again over each cell's archived trace (``app.evaluation.rescore``), so a changed rule or rule setting
+they run again over each cell's archived trace (``evaluation.rescore``), so a changed rule or rule setting
 takes effect; ``flags="stored"`` keeps the flags the cells were archived with.
 
 ``report.json`` is ``{"summary": {...}, "cells": [...]}``. The summary always has ``cells``, ``fidelity_pass``,
@@ -22,14 +22,14 @@ from typing import Any
 
 from app.detectors.config import RuleSettings, rule_settings
 from app.detectors.severity import Severity
-from app.evaluation import arms as arm_registry
-from app.evaluation.archive import Archive
-from app.evaluation.claims import Claim, ClaimSet
-from app.evaluation.grading import grade, permutation_control
-from app.evaluation.markdown import render_markdown
-from app.evaluation.oracle import Oracle, Stated, judge
-from app.evaluation.rescore import FlagSource, datasheets_dir, redetect_cells
-from app.evaluation.stats import claim_group_rate, group_by, rate, stability
+from evaluation import arms as arm_registry
+from evaluation.archive import Archive
+from evaluation.claims import Claim, ClaimSet
+from evaluation.grading import grade, permutation_control
+from evaluation.markdown import render_markdown
+from evaluation.oracle import Oracle, Stated, judge
+from evaluation.rescore import FlagSource, datasheets_dir, redetect_cells
+from evaluation.stats import claim_group_rate, group_by, rate, stability
 
 GRADING_VERSION = "1"
 
@@ -236,7 +236,7 @@ def score_archive(root: Path, *, claims: ClaimSet | None = None, confidence_floo
     settings in force), grounding against the intended datasheet found in ``datasheets`` (default: the run's
     datasheets directory, when it still exists). The archived cells themselves are never rewritten.
     """
-    from app.evaluation import charts as chart_module  # matplotlib is imported only when charts are drawn
+    from evaluation import charts as chart_module  # matplotlib is imported only when charts are drawn
 
     archive = Archive(root)
     manifest = archive.manifest()

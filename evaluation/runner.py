@@ -2,7 +2,7 @@
 
 A cell is one claim answered once. It becomes a real job (stored PDF, job and parameter rows, tenant
 ``eval``), is answered by ``engines.run_parameter`` (the production loop, spans and dispatch record, with the
-arm's phases/dispatcher), stored as an extraction row and reviewed by ``review.review_extraction`` (the
+arm's phases/tool runner), stored as an extraction row and reviewed by ``review.review_extraction`` (the
 production detectors, grounding against the *intended* datasheet). The cell's archive record is then read
 back from the database, so it shows exactly what production would have stored.
 
@@ -33,14 +33,14 @@ from app.dispatch.models import SpanRecord
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from app.errors import InvalidInput
-from app.evaluation import arms as arm_registry
-from app.evaluation.archive import Archive, cell_id
-from app.evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 from app.flows import extraction as extraction_flow
 from app.jobs.service import create_job, transition
 from app.review.models import Attribution, Flag, Grounding
 from app.tables.jobs import Extraction, Job, JobStatus
 from app.timeutil import utcnow
+from evaluation import arms as arm_registry
+from evaluation.archive import Archive, cell_id
+from evaluation.claims import Claim, ClaimSet, request_for, resolve_document
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
 
     started = time.perf_counter()
     outcome = engines.run_parameter(index=arm_setup.engine_index, request=request, model=model, engine=spec.engine,
-                                    context=context, phases=arm_setup.phases, dispatcher=arm_setup.dispatcher)
+                                    context=context, phases=arm_setup.phases, tool_runner=arm_setup.tool_runner)
     cross = _cross_check(index, request, model, context)
     wall_s = time.perf_counter() - started
     telemetry.flush()
@@ -230,7 +230,7 @@ def run_cell(spec: CellSpec, index: DatasheetIndex, decoy: DatasheetIndex | None
                         if cross is not None else None),
         **stored,
         "decoy_sha256": decoy.sha256 if arm.needs_decoy and decoy is not None else None,
-        "arm_served": arm_setup.dispatcher.served if arm_setup.dispatcher is not None else None,
+        "arm_served": arm_setup.tool_runner.served if arm_setup.tool_runner is not None else None,
         "cost_usd": outcome.cost_usd,
         "latency_s": outcome.duration_ms / 1000.0,
         "wall_s": wall_s,

@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from app.config import Settings
 from app.errors import InvalidInput
-from app.evaluation.claims import ClaimSet, dump_claims, load_claims
+from evaluation.claims import ClaimSet, dump_claims, load_claims
 
 CELL_SCHEMA = 1
 MANIFEST = "manifest.json"
@@ -33,6 +34,12 @@ CELLS_DIR = "cells"
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def isolated_settings(out: Path, base: Settings) -> Settings:
+    """``base`` with an embedded store inside the archive (``OUT/work``), so evaluation jobs never reach the
+    service's review queue and the run's dispatch record stays beside its archive."""
+    return base.model_copy(update={"data_dir": (out / "work").resolve(), "database_url": None})
 
 
 def cell_id(claim_id: str, model: str, engine: str, arm: str, repeat: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth_models import ApiKey
+from app.auth.models import ApiKey
 from app.errors import InvalidInput
 from app.timeutil import utcnow
 
