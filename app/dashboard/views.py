@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-import pymupdf
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -32,7 +31,7 @@ from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
 from app.dispatch.service import build_tree, load_trace
 from app.documents import store
-from app.documents.render import render_png
+from app.documents.render import page_count, page_geometry, render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
 from app.review import decisions
 from app.review.decisions import (
@@ -329,27 +328,24 @@ def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -
     path = store.blob_path(job.blob_sha256)
     if not path.exists():
         return SourceView("no_document", None, 0, [], groundings)
-    with pymupdf.open(path) as document:
-        page_count = document.page_count
-        located = [g for g in groundings if g.page and g.outcome in _GROUNDED_OUTCOMES]
-        if located:
-            state, page = "grounded", located[0].page
-        elif groundings and any(g.outcome == "quote_not_found" for g in groundings) and extraction.quote:
-            state, page = "not_found", extraction.source_page
-        elif not (extraction.quote or "").strip():
-            state, page = "no_quote", extraction.source_page
-        else:
-            state, page = "ungrounded", extraction.source_page
-        if page is None or not 1 <= page <= page_count:
-            page = 1 if page_count else None
-        boxes = _grounded_boxes(groundings, page) if page else []
-        width = height = focus = None
-        if page is not None:
-            shown = document[page - 1]
-            width, height = shown.rect.width, shown.rect.height
-            if boxes and height:
-                focus = (pymupdf.Rect(boxes[0]) * shown.rotation_matrix).y0 / height
-    return SourceView(state, page, page_count, boxes, groundings, width, height, focus)
+    pages = page_count(path)
+    located = [g for g in groundings if g.page and g.outcome in _GROUNDED_OUTCOMES]
+    if located:
+        state, page = "grounded", located[0].page
+    elif groundings and any(g.outcome == "quote_not_found" for g in groundings) and extraction.quote:
+        state, page = "not_found", extraction.source_page
+    elif not (extraction.quote or "").strip():
+        state, page = "no_quote", extraction.source_page
+    else:
+        state, page = "ungrounded", extraction.source_page
+    if page is None or not 1 <= page <= pages:
+        page = 1 if pages else None
+    boxes = _grounded_boxes(groundings, page) if page else []
+    width = height = focus = None
+    if page is not None:
+        geometry = page_geometry(path, page, boxes[0] if boxes else None)
+        width, height, focus = geometry.width, geometry.height, geometry.focus
+    return SourceView(state, page, pages, boxes, groundings, width, height, focus)
 
 
 # --- Item assembly ----------------------------------------------------------------------------------------
