@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import get_session
+from app.review import corrections as corrections_export
 from app.review import decisions
 from app.review.decisions import (
     QueueStatus,
@@ -99,5 +100,5 @@ def corrections(
     principal: Principal = Depends(require_role("reviewer")),
     session: Session = Depends(get_session, scope="function"),
 ) -> PlainTextResponse:
-    body = decisions.corrections_yaml(session, tenant=principal.tenant, job_id=job_id)
+    body = corrections_export.corrections_yaml(session, tenant=principal.tenant, job_id=job_id)
     return PlainTextResponse(body, media_type="application/yaml")

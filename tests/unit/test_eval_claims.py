@@ -14,6 +14,7 @@ from app.errors import InvalidInput
 from app.evaluation.claims import load_claims, parse_claims, request_for, resolve_document
 from app.evaluation.grading import grade
 from app.review import decisions
+from app.review.corrections import corrections_yaml
 from app.review.decisions import ReviewCorrection, ReviewDecisionRequest
 from tests.support.live import seed_flagged_extraction
 from tests.support.pdfs import text_pdf
@@ -79,7 +80,7 @@ def test_reviewer_corrections_export_loads_as_claims_and_grades(dsx_env: Setting
         decisions.decide(session, extraction.id, ReviewDecisionRequest(decision="correct", correction=correction),
                          reviewer="ada", tenant=None)
     with session_scope() as session:
-        exported = decisions.corrections_yaml(session, tenant=None)
+        exported = corrections_yaml(session, tenant=None)
     path = tmp_path / "corrections.yaml"
     path.write_text(exported, encoding="utf-8")
 
