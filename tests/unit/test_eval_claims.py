@@ -12,9 +12,9 @@ from app.config import Settings
 from app.db import session_scope
 from app.errors import InvalidInput
 from app.evaluation.claims import load_claims, parse_claims, request_for, resolve_document
+from app.evaluation.corrections import corrections_yaml
 from app.evaluation.grading import grade
 from app.review import decisions
-from app.review.corrections import corrections_yaml
 from app.review.decisions import ReviewCorrection, ReviewDecisionRequest
 from tests.support.live import seed_flagged_extraction
 from tests.support.pdfs import text_pdf

@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 
 from app.contracts import ExtractedValue
 from app.documents.models import Blob
+from app.evaluation.units import ascii_unit
 from app.review.decisions import ReviewCorrection
 from app.review.models import Decision
 from app.tables.jobs import Extraction, Job, JobParameter
 
-_UNIT_ASCII = (("µ", "u"), ("μ", "u"), ("Ω", "ohm"), ("Ω", "ohm"), ("℃", "degC"), ("°C", "degC"), ("°", "deg"))
 _ABSOLUTE_MAX = re.compile(r"\babs(olute)?\.?\s*max", re.IGNORECASE)
 _SOURCE_TEXT_CHARS = 200
 _NUMBER_TOKEN = re.compile(r"(?<![\w.,])[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)(?![\d])")
@@ -87,12 +87,6 @@ def corrections_yaml(session: Session, *, tenant: str | None, job_id: str | None
     header = "# Reviewer corrections exported as gold claims (schema of the evaluation set's dev_claims.yaml).\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
 
-
-def ascii_unit(unit: str) -> str:
-    """The evaluation set writes units in ASCII (uA, kohm, degC, ppm/degC)."""
-    for glyph, ascii_form in _UNIT_ASCII:
-        unit = unit.replace(glyph, ascii_form)
-    return unit.strip()
 
 
 def _kind(value: ExtractedValue, parameter: JobParameter) -> str:
