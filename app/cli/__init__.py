@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from dsx_client.exits import fail
 from rich.console import Console
 from rich.table import Table
 
 from app import __version__
-from app.cli.errors import fail
 
 cli = typer.Typer(name="dsx", help="Datasheet parameter extraction with a dispatch record.",
                   no_args_is_help=True, add_completion=False)
@@ -148,8 +148,9 @@ def _format_value(value: dict) -> str:
 
 
 def _register_subcommands() -> None:
+    from dsx_client.cli import register as register_client
+
     from app.cli.admin import register as register_admin
-    from app.cli.client import register as register_client
     from app.cli.detect import register as register_review
     from app.cli.eval import register as register_eval
     from app.cli.tool import register as register_tool

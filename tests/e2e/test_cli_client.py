@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture
 def dsx(server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - an invoker
     """Run `dsx ARGS` in-process against the live server, isolated from the developer's settings."""
-    from app.cli import client as client_cli
+    from dsx_client import cli as client_cli
 
     runner = CliRunner()
     # Rich sizes tables from the terminal it first saw; pin a wide one so assertions see whole cells.

@@ -1,4 +1,7 @@
-"""Client-side `dsx` commands: talk to a running dsx server through the SDK (`dsx_client`).
+"""The dsx client command line: talk to a running dsx server through this SDK.
+
+Installed on its own as ``dsx-client`` (``pip install ./sdk``); the server package's ``dsx`` mounts the same
+commands.
 
 `submit`, `jobs`, `result`, `trace` and the `review` group. Every command takes `--json` for scripts (JSON on
 stdout, nothing else there) and `--server`/`--api-key`, which default to ``DSX_SERVER``/``DSX_API_KEY`` and then
@@ -8,6 +11,7 @@ to the config file (``~/.config/dsx/config.toml``: ``server = "..."``, ``api_key
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -24,9 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.tree import Tree
 
-from app.cli.errors import EXIT_FAILURE, EXIT_USAGE, err_console, fail
-from app.config import Settings
-from app.dispatch import semconv
+from dsx_client.exits import EXIT_FAILURE, EXIT_USAGE, err_console, fail
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 CONFIG_HINT = "~/.config/dsx/config.toml"
@@ -45,26 +47,22 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for script
 
 def client_config(server: str | None, api_key: str | None) -> tuple[str, str | None]:
     """The server URL and key to use: command-line option, then environment, then config file, then default."""
-    settings = Settings()
-    path = settings.client_config.expanduser()
+    path = Path(os.environ.get("DSX_CLIENT_CONFIG") or CONFIG_HINT).expanduser()
     from_file: dict[str, Any] = {}
     if path.is_file():
         try:
             from_file = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             fail(f"config file {path} is not valid TOML: {exc}", EXIT_FAILURE)
-    url = server or settings.server or from_file.get("server") or DEFAULT_SERVER
-    key = api_key or settings.api_key or from_file.get("api_key")
+    url = server or os.environ.get("DSX_SERVER") or from_file.get("server") or DEFAULT_SERVER
+    key = api_key or os.environ.get("DSX_API_KEY") or from_file.get("api_key")
     return str(url), (str(key) if key else None)
 
 
 @contextmanager
 def connect(server: str | None, api_key: str | None) -> Iterator[Any]:
     """A `dsx_client.Client`; SDK errors become one clear line on stderr and exit status 1."""
-    try:
-        from dsx_client import ApiError, Client, DsxConnectionError, DsxError
-    except ImportError:
-        fail("the client commands need the dsx-client package: pip install ./sdk", EXIT_FAILURE)
+    from dsx_client import ApiError, Client, DsxConnectionError, DsxError
 
     url, key = client_config(server, api_key)
     try:
@@ -140,19 +138,26 @@ def print_job(job: Any) -> None:
         console.print(f"[cyan]still {job.status}: {done}/{total} parameters finished[/]")
 
 
+# Span names and attributes of the dispatch record (OpenTelemetry GenAI conventions plus dsx.*) shown per kind.
+_AGENT_KEYS = ("dsx.role", "dsx.engine", "dsx.model_alias", "dsx.outcome", "dsx.turns")
+_CHAT_KEYS = ("dsx.llm.outcome", "dsx.llm.tool_call_count", "dsx.http.status_code", "gen_ai.usage.input_tokens",
+              "gen_ai.usage.output_tokens", "dsx.llm.error_type")
+_TOOL_KEYS = ("dsx.tool.outcome", "dsx.tool.error_code", "dsx.tool.output_chars")
+_ROUTE_KEYS = ("dsx.route.engine", "dsx.route.reason")
+
+
 def _span_label(span: Any) -> str:
     attributes = span.attributes or {}
     details: list[str] = []
-    operation = attributes.get(semconv.GEN_AI_OPERATION)
-    if span.name == semconv.SPAN_INVOKE_AGENT or operation == "invoke_agent":
-        keys = (semconv.DSX_ROLE, semconv.DSX_ENGINE, semconv.DSX_MODEL_ALIAS, semconv.DSX_OUTCOME, semconv.DSX_TURNS)
-    elif operation == "chat" or span.name.startswith(semconv.SPAN_CHAT_PREFIX):
-        keys = (semconv.DSX_LLM_OUTCOME, semconv.DSX_LLM_TOOL_CALLS, semconv.DSX_HTTP_STATUS,
-                semconv.GEN_AI_INPUT_TOKENS, semconv.GEN_AI_OUTPUT_TOKENS, semconv.DSX_LLM_ERROR_TYPE)
-    elif operation == "execute_tool" or span.name.startswith(semconv.SPAN_TOOL_PREFIX):
-        keys = (semconv.DSX_TOOL_OUTCOME, semconv.DSX_TOOL_ERROR_CODE, semconv.DSX_TOOL_OUTPUT_CHARS)
+    operation = attributes.get("gen_ai.operation.name")
+    if span.name == "invoke_agent" or operation == "invoke_agent":
+        keys = _AGENT_KEYS
+    elif operation == "chat" or span.name.startswith("chat"):
+        keys = _CHAT_KEYS
+    elif operation == "execute_tool" or span.name.startswith("execute_tool"):
+        keys = _TOOL_KEYS
     else:
-        keys = (semconv.DSX_ROUTE_ENGINE, semconv.DSX_ROUTE_REASON)
+        keys = _ROUTE_KEYS
     for key in keys:
         if attributes.get(key) not in (None, ""):
             details.append(f"{key.rsplit('.', 1)[-1]}={attributes[key]}")
@@ -554,6 +559,10 @@ def review_corrections(
         err_console.print(f"wrote {output}")
 
 
+app = typer.Typer(name="dsx-client", help="Client for a dsx server: submit datasheets, read results and "
+                  "traces, work the review queue.", no_args_is_help=True, add_completion=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the client commands and the `review` group to ``app``."""
     app.command()(submit)
@@ -561,3 +570,10 @@ def register(app: typer.Typer) -> None:
     app.command()(result)
     app.command()(trace)
     app.add_typer(review_app, name="review")
+
+
+register(app)
+
+
+def main() -> None:
+    app()
