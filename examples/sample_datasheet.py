@@ -94,22 +94,21 @@ def _heading(page: pymupdf.Page, y: float, text: str, size: float = 12) -> float
 
 
 def _table(page: pymupdf.Page, y: float, rows: list[tuple[str, ...]], columns: tuple[float, ...],
-           row_height: float = 16, *, header: bool = True, closed: bool = True) -> float:
-    """Cells placed at column positions with rules under the header and at the table's ends, as printed."""
+           row_height: float = 16) -> float:
+    """Cells placed at column positions with rules under the header and at the table's ends, as printed; a row
+    with only its first cell is a section title inside the table."""
     right = PAGE_W - LEFT
-    if header:
-        page.draw_line((LEFT - 4, y - 11), (right, y - 11), width=0.8)
+    page.draw_line((LEFT - 4, y - 11), (right, y - 11), width=0.8)
     for index, row in enumerate(rows):
-        font = "hebo" if header and index == 0 else "helv"
+        bold = index == 0 or not any(row[1:])
         for x, cell in zip(columns, row, strict=True):
             if cell:
-                page.insert_text((x, y), cell, fontsize=8.5, fontname=font)
-        if header and index == 0:
+                page.insert_text((x, y), cell, fontsize=8.5, fontname="hebo" if bold else "helv")
+        if index == 0:
             page.draw_line((LEFT - 4, y + 5), (right, y + 5), width=0.5)
         y += row_height
-    if closed:
-        page.draw_line((LEFT - 4, y - 11), (right, y - 11), width=0.8)
-    return y + (8 if closed else 0)
+    page.draw_line((LEFT - 4, y - 11), (right, y - 11), width=0.8)
+    return y + 8
 
 
 def _title_page(doc: pymupdf.Document) -> None:
@@ -156,10 +155,10 @@ def _electrical_page(doc: pymupdf.Document) -> None:
                      "(unless otherwise noted)", fontsize=9)
     columns = (LEFT, 185, 240, 385, 425, 465, 505)
     rows: list[tuple[str, ...]] = [("Parameter", "Symbol", "Test conditions", "Min", "Typ", "Max", "Unit")]
-    y = _table(page, y + 24, rows, columns, closed=False)
-    for number, (section, section_rows) in enumerate(ELECTRICAL, start=1):
-        page.insert_text((LEFT, y), section, fontsize=9, fontname="hebo")
-        y = _table(page, y + 16, list(section_rows), columns, header=False, closed=number == len(ELECTRICAL))
+    for section, section_rows in ELECTRICAL:
+        rows.append((section, "", "", "", "", "", ""))
+        rows.extend(section_rows)
+    _table(page, y + 24, rows, columns)
     _footer(page, 3, 4)
 
 

@@ -28,7 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.tree import Tree
 
-from dsx_client.exits import EXIT_FAILURE, EXIT_USAGE, err_console, fail
+from dsx_client.exits import EXIT_FAILURE, EXIT_USAGE, err_console, exit_with_status, fail
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 CONFIG_HINT = "~/.config/dsx/config.toml"
@@ -215,7 +215,9 @@ def submit(
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Submit a datasheet to a dsx server, show progress, then the results with their flags."""
+    """Submit a datasheet to a dsx server, show progress, then the results with their flags.
+
+    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed, 2 on bad usage."""
     if not pdf.is_file():
         fail(f"no such file: {pdf}", EXIT_USAGE)
     parameters = [_parameter(p) for p in parameter]
@@ -236,8 +238,7 @@ def submit(
             print_job(job)
         else:
             console.print(f"job {job.job_id}: {_status(job.status)} ({len(job.parameters)} parameters)")
-    if job.status in ("failed", "cancelled"):
-        raise typer.Exit(1)
+    exit_with_status(job.status)
 
 
 def _wait_with_progress(client: Any, job: Any, timeout: float, *, show: bool) -> Any:
@@ -288,7 +289,9 @@ def result(
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a job's results (values, pages, confidence, flags and review decisions)."""
+    """Show a job's results (values, pages, confidence, flags and review decisions).
+
+    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed."""
     with connect(server, api_key) as client:
         from dsx_client import WaitTimeout
 
@@ -302,6 +305,7 @@ def result(
         _print_json(job)
     else:
         print_job(job)
+    exit_with_status(job.status)
 
 
 def trace(
