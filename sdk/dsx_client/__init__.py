@@ -49,6 +49,7 @@ from dsx_client.models import (
     Review,
     Span,
     Trace,
+    TreeTotals,
     Value,
 )
 
@@ -89,6 +90,7 @@ __all__ = [
     "ServiceUnavailable",
     "Span",
     "Trace",
+    "TreeTotals",
     "UnknownModel",
     "Value",
     "WaitTimeout",

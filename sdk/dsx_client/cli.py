@@ -180,8 +180,19 @@ def print_trace(trace: Any) -> None:
             add(branch, child)
 
     for root in trace.roots:
-        add(tree, root)
+        add(tree.add(_tree_label(root)) if root.parameter or root.totals else tree, root)
     console.print(tree)
+
+
+def _tree_label(root: Any) -> str:
+    """The heading of one agent run: its parameter, then what it cost."""
+    label = f"[bold cyan]{escape(root.parameter or 'no parameter')}[/]"
+    totals = root.totals
+    if totals is not None:
+        label += (f" [dim]{totals.duration_ms / 1000:.1f} s · {totals.llm_calls} LLM calls · "
+                  f"{totals.tool_calls} tool calls · {totals.input_tokens} in / {totals.output_tokens} out tokens · "
+                  f"${totals.cost_usd:.4f}[/]")
+    return label
 
 
 # --- jobs -------------------------------------------------------------------------------------------------
@@ -312,13 +323,16 @@ def trace(
     job_id: Annotated[str, typer.Argument(metavar="JOB", help="Job id")],
     payload: Annotated[bool, typer.Option("--payload/--no-payload",
                                           help="Include full LLM/tool inputs and outputs (JSON only)")] = False,
+    parameter: Annotated[str | None, typer.Option("--parameter", "-p",
+                                                  help="Only the agent runs of this requested parameter")] = None,
     server: ServerOption = None,
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a job's dispatch record as a tree: agent runs, their LLM calls and tool calls."""
+    """Show a job's dispatch record: one tree per parameter (with its tokens, cost and duration), under it the
+    agent run, its LLM calls and tool calls."""
     with connect(server, api_key) as client:
-        record = client.trace(job_id, payload=payload and as_json)
+        record = client.trace(job_id, payload=payload and as_json, parameter=parameter)
     if as_json:
         _print_json(record)
     elif not record.roots:

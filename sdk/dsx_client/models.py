@@ -219,6 +219,17 @@ class DecisionPage(_Response):
     offset: int
 
 
+class TreeTotals(_Response):
+    """What one agent run cost (server schema ``TreeTotals``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    duration_ms: float = 0.0
+    llm_calls: int = 0
+    tool_calls: int = 0
+
+
 class Span(_Response):
     """One call of the dispatch record (an agent run, an LLM call, a tool call) with its children
     (server schema ``SpanNode``)."""
@@ -239,6 +250,8 @@ class Span(_Response):
     parameter_id: int | None = None
     payload: dict[str, Any] | None = None
     children: list[Span] = Field(default_factory=list)
+    parameter: str | None = None  # on a root: the parameter this tree answered
+    totals: TreeTotals | None = None  # on a root: tokens, cost, duration and calls of the whole tree
 
     def walk(self) -> list[Span]:
         """This span and every descendant, depth first."""

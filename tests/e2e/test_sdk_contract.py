@@ -29,6 +29,7 @@ from dsx_client import (
     Review,
     Span,
     Trace,
+    TreeTotals,
     Value,
     WaitTimeout,
 )
@@ -58,6 +59,7 @@ PAIRS: list[tuple[type[BaseModel], str]] = [
     (DecisionPage, "ReviewDecisionPage"),
     (Trace, "JobTrace"),
     (Span, "SpanNode"),
+    (TreeTotals, "TreeTotals"),
 ]
 
 
