@@ -31,6 +31,23 @@ class ParameterRequest(BaseModel):
     notes: str | None = None
 
 
+MAX_OTHER_VARIANTS = 10
+
+
+class OtherVariant(BaseModel):
+    """A sibling of the matched row that the answer did not report: the same quantity under other conditions, for
+    another pin configuration or another grade. Listed so that a reader knows the choice was made."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=200,
+                       description="What sets this variant apart, as printed (conditions, pin configuration, grade)")
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+
+
 class ExtractedValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -39,6 +56,10 @@ class ExtractedValue(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
+    other_variants: list[OtherVariant] = Field(
+        default_factory=list, max_length=MAX_OTHER_VARIANTS,
+        description="Sibling rows of the one this value was read from (other conditions, pin configurations or "
+                    "grades) that were not reported; empty when the row has none")
 
     @model_validator(mode="after")
     def _at_least_one_number(self) -> ExtractedValue:
@@ -61,3 +82,4 @@ class ValueOut(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
+    other_variants: list[OtherVariant] = Field(default_factory=list)

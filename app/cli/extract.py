@@ -103,12 +103,22 @@ def print_results(result: dict) -> None:
                       str(row.get("source_page") or ""), f"{confidence:.2f}" if confidence is not None else "",
                       f"[yellow]{escape(flags)}[/]" if flags else "")
     console.print(table)
+    for row in result["results"]:
+        variants = [variant for value in row.get("values") or [] for variant in value.get("other_variants") or []]
+        if variants:
+            described = "; ".join(_format_variant(v) for v in variants)
+            console.print(f"  [cyan]other variants[/] {escape(row['parameter'])}: {escape(described)}")
 
 
 def _format_value(value: dict) -> str:
     parts = [f"{label} {value[key]:g}" for key, label in (("min", "min"), ("typical", "typ"), ("max", "max"))
              if value.get(key) is not None]
     return " / ".join(parts)
+
+
+def _format_variant(variant: dict) -> str:
+    numbers = _format_value(variant)
+    return f"{variant['label']}: {numbers} {variant.get('unit') or ''}".strip() if numbers else variant["label"]
 
 
 def register(app: typer.Typer) -> None:

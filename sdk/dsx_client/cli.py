@@ -128,6 +128,10 @@ def print_job(job: Any) -> None:
                       f"{row.confidence:.2f}" if row.confidence is not None else "", _flag_labels(row.flags), review)
     console.print(table)
     for row in job.results:
+        if row.other_variants:
+            variants = "; ".join(str(v) for v in row.other_variants)
+            console.print(f"  [cyan]other variants[/] {escape(row.parameter)}: {escape(variants)}")
+    for row in job.results:
         for flag in row.flags:
             style = _SEVERITY_STYLE.get(flag.severity, "white")
             console.print(f"  [{style}]{flag.severity}[/] {escape(row.parameter)} · {escape(flag.rule)}: "

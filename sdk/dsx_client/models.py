@@ -32,6 +32,24 @@ class Parameter(BaseModel):
     notes: str | None = None
 
 
+class OtherVariant(BaseModel):
+    """A sibling of the matched row that was not reported: other conditions, pin configuration or grade (server
+    schema ``OtherVariant``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    label: str
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+
+    def __str__(self) -> str:
+        numbers = " / ".join(f"{label} {getattr(self, key):g}" for key, label in (("min", "min"), ("typical", "typ"),
+                             ("max", "max")) if getattr(self, key) is not None)
+        return f"{self.label}: {numbers} {self.unit or ''}".strip() if numbers else self.label
+
+
 class Value(BaseModel):
     """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``)."""
 
@@ -42,6 +60,7 @@ class Value(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
+    other_variants: list[OtherVariant] = Field(default_factory=list)
 
     def __str__(self) -> str:
         parts = [f"{label} {getattr(self, key):g}" for key, label in (("min", "min"), ("typical", "typ"),
@@ -107,6 +126,12 @@ class ParameterResult(_Response):
     review: Review | None = None
     grounding: list[Grounding] = Field(default_factory=list)
     attributions: list[Attribution] = Field(default_factory=list)
+
+    @property
+    def other_variants(self) -> list[OtherVariant]:
+        """Sibling rows of the matched ones that were not reported (other conditions, pin configurations or
+        grades), over all values; empty when the answer had no choice to make."""
+        return [variant for value in self.values for variant in value.other_variants]
 
 
 class Job(_Response):

@@ -22,6 +22,7 @@ from dsx_client import (
     Job,
     JobFailed,
     JobPage,
+    OtherVariant,
     Parameter,
     ParameterResult,
     QueueItem,
@@ -60,6 +61,7 @@ PAIRS: list[tuple[type[BaseModel], str]] = [
     (Trace, "JobTrace"),
     (Span, "SpanNode"),
     (TreeTotals, "TreeTotals"),
+    (OtherVariant, "OtherVariant"),
 ]
 
 
