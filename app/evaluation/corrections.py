@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.contracts import ExtractedValue
 from app.documents.models import Blob
+from app.evaluation.quote_check import QuoteChecker
 from app.evaluation.units import ascii_unit
 from app.review.decisions import ReviewCorrection
 from app.review.models import Decision
@@ -48,6 +49,7 @@ def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str |
     keys_by_sha: dict[str, str] = {}
     claims: list[dict[str, Any]] = []
     used_ids: set[str] = set()
+    checker = QuoteChecker()
     for decision, extraction, parameter, job, blob in latest.values():
         if decision.decision != "correct" or not decision.correction:
             continue
@@ -56,7 +58,8 @@ def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str |
         documents.setdefault(doc_key, {"file": job.filename, "pages": blob.page_count, "title": job.filename,
                                        "sha256": blob.sha256})
         page = correction.source_page or extraction.source_page
-        source_text = _collapse(correction.quote or extraction.quote or "")[:_SOURCE_TEXT_CHARS]
+        quote = correction.quote or extraction.quote or ""
+        source_text = _collapse(quote)[:_SOURCE_TEXT_CHARS]
         for value in correction.values:
             claim_id = _unique(f"{doc_key}-{_slug(parameter.name)}", used_ids)
             claim: dict[str, Any] = {"id": claim_id, "document": doc_key, "parameter": parameter.name,
@@ -77,6 +80,11 @@ def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str |
                     claim["needles"] = needles
             note = f"Reviewer correction by {decision.reviewer} on {decision.created_at:%Y-%m-%d} " \
                    f"(job {job.id}, extraction {extraction.id})."
+            if quote.strip():
+                check = checker.check(blob.sha256, value.model_dump(), quote, page)
+                claim["quote_check"] = check
+                if check["outcome"] == "quote_not_found":
+                    note += " The quote was not found in the datasheet: check it before trusting this claim."
             claim["notes"] = f"{note} {decision.comment}" if decision.comment else note
             claims.append(claim)
     return {"version": 1, "documents": documents, "claims": claims}
