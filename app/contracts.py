@@ -48,7 +48,9 @@ class OtherVariant(BaseModel):
     unit: str | None = None
 
 
-class ExtractedValue(BaseModel):
+class CorrectedValue(BaseModel):
+    """A value as a reviewer states it: the numbers, their unit and conditions."""
+
     model_config = ConfigDict(extra="forbid")
 
     min: float | None = None
@@ -56,16 +58,21 @@ class ExtractedValue(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _at_least_one_number(self) -> CorrectedValue:
+        if self.min is None and self.typical is None and self.max is None:
+            raise ValueError("a value needs at least one of min, typical, max")
+        return self
+
+
+class ExtractedValue(CorrectedValue):
+    """A value as an engine submits it: a reviewer's fields, plus the sibling rows it chose not to report."""
+
     other_variants: list[OtherVariant] = Field(
         default_factory=list, max_length=MAX_OTHER_VARIANTS,
         description="Sibling rows of the one this value was read from (other conditions, pin configurations or "
                     "grades) that were not reported; empty when the row has none")
-
-    @model_validator(mode="after")
-    def _at_least_one_number(self) -> ExtractedValue:
-        if self.min is None and self.typical is None and self.max is None:
-            raise ValueError("a value needs at least one of min, typical, max")
-        return self
 
 
 class FlagOut(BaseModel):

@@ -10,7 +10,7 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.contracts import ExtractedValue
+from app.contracts import CorrectedValue
 from app.documents.models import Blob
 from app.evaluation.quote_check import QuoteChecker
 from app.evaluation.units import ascii_unit
@@ -81,10 +81,8 @@ def corrections_as_claims(session: Session, *, tenant: str | None, job_id: str |
             note = f"Reviewer correction by {decision.reviewer} on {decision.created_at:%Y-%m-%d} " \
                    f"(job {job.id}, extraction {extraction.id})."
             if quote.strip():
-                check = checker.check(blob.sha256, value.model_dump(), quote, page)
-                claim["quote_check"] = check
-                if check["outcome"] == "quote_not_found":
-                    note += " The quote was not found in the datasheet: check it before trusting this claim."
+                # Said in the notes: the claim keeps exactly the evaluation set's keys.
+                note += " " + _quote_note(checker.check(blob.sha256, value.model_dump(), quote, page))
             claim["notes"] = f"{note} {decision.comment}" if decision.comment else note
             claims.append(claim)
     return {"version": 1, "documents": documents, "claims": claims}
@@ -97,7 +95,17 @@ def corrections_yaml(session: Session, *, tenant: str | None, job_id: str | None
 
 
 
-def _kind(value: ExtractedValue, parameter: JobParameter) -> str:
+def _quote_note(check: dict[str, Any]) -> str:
+    if check["outcome"] == "quote_not_found":
+        return "QUOTE NOT FOUND in the datasheet: check it before trusting this claim."
+    if check["outcome"] == "document_unavailable":
+        return "Quote not checked: the datasheet is no longer stored."
+    if check["outcome"] == "value_not_in_quote":
+        return f"Quote found on page {check['page']}, but without the corrected number."
+    return f"Quote found on page {check['page']}."
+
+
+def _kind(value: CorrectedValue, parameter: JobParameter) -> str:
     described = " ".join([parameter.name, parameter.notes or "", *value.conditions])
     if _ABSOLUTE_MAX.search(described):
         return "max_rating"
@@ -110,7 +118,7 @@ def _kind(value: ExtractedValue, parameter: JobParameter) -> str:
     return "typical"
 
 
-def _needles(value: ExtractedValue, source_text: str) -> list[str]:
+def _needles(value: CorrectedValue, source_text: str) -> list[str]:
     """The stated numbers as printed in the source text (``3.0``, not ``3``), matched numerically token by
     token, so a needle never matches inside a longer number."""
     printed = [(token, _number(token)) for token in _NUMBER_TOKEN.findall(source_text)]

@@ -1,4 +1,4 @@
-"""A reviewer's quote re-found in the datasheet before the correction becomes a gold claim: the same grounding the
+"""A reviewer's quote re-found in the datasheet before a correction becomes a gold claim: the same grounding the
 detectors apply to a model's answer, so a typo or a quote from another document is flagged, not trusted."""
 
 from __future__ import annotations

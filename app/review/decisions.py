@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select, tuple_, union_all
 from sqlalchemy.orm import Session, aliased
 
-from app.contracts import ExtractedValue, FlagOut, ValueOut
+from app.contracts import CorrectedValue, FlagOut, ValueOut
 from app.detectors.severity import Severity
 from app.errors import InvalidInput, NotFound
 from app.review.models import Decision, Flag
@@ -39,7 +39,7 @@ class ReviewCorrection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    values: list[ExtractedValue] = Field(min_length=1)
+    values: list[CorrectedValue] = Field(min_length=1)
     source_page: int | None = Field(default=None, ge=1)
     quote: str | None = Field(default=None, max_length=4000)
 

@@ -50,8 +50,8 @@ class OtherVariant(BaseModel):
         return f"{self.label}: {numbers} {self.unit or ''}".strip() if numbers else self.label
 
 
-class Value(BaseModel):
-    """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``)."""
+class StatedValue(BaseModel):
+    """A value's numbers, unit and conditions, as a reviewer states it (server schema ``CorrectedValue``)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -60,13 +60,19 @@ class Value(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
-    other_variants: list[OtherVariant] = Field(default_factory=list)
 
     def __str__(self) -> str:
         parts = [f"{label} {getattr(self, key):g}" for key, label in (("min", "min"), ("typical", "typ"),
                                                                       ("max", "max")) if getattr(self, key) is not None]
         text = " / ".join(parts)
         return f"{text} {self.unit}" if self.unit else text
+
+
+class Value(StatedValue):
+    """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``), with the sibling rows of the
+    datasheet that were not reported."""
+
+    other_variants: list[OtherVariant] = Field(default_factory=list)
 
 
 class Flag(_Response):
@@ -184,7 +190,7 @@ class Correction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    values: list[Value] = Field(min_length=1)
+    values: list[StatedValue] = Field(min_length=1)
     source_page: int | None = Field(default=None, ge=1)
     quote: str | None = None
 

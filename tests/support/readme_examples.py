@@ -36,7 +36,8 @@ def readme_examples(paths: tuple[Path, ...] = READMES) -> list[Example]:
             if language not in ("bash", "python") or _SETUP.search(code):
                 continue
             line = text.count("\n", 0, match.start()) + 1
-            found.append(Example(f"{path.relative_to(REPO_ROOT)}:{line}", language, code))
+            shown = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+            found.append(Example(f"{shown}:{line}", language, code))
     return found
 
 
