@@ -9,6 +9,7 @@ the waterfall geometry of a trace, and the source page drawn with the grounded q
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +26,8 @@ from sqlalchemy.orm import Session
 
 from app.auth import lookup
 from app.config import get_settings
-from app.contracts import ExtractedValue
+from app.contracts import CorrectedValue
+from app.dashboard.legend import ATTRIBUTIONS, SPAN_OUTCOMES, attribution_text, attribution_title
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
@@ -321,7 +323,15 @@ class SourceView:
 
 def _grounded_boxes(groundings: list[Grounding], page: int) -> list[list[float]]:
     return [list(box) for g in groundings if g.page == page and g.outcome in _GROUNDED_OUTCOMES
-            for box in g.boxes or [] if len(box) == 4]
+            for box in _highlight_boxes(g) if len(box) == 4]
+
+
+def _highlight_boxes(grounding: Grounding) -> list[list[float]]:
+    """The value's own word boxes when grounding recorded them (``detail["value_boxes"]``), else the boxes of the
+    whole located passage."""
+    detail = grounding.detail if isinstance(grounding.detail, dict) else {}
+    own = detail.get("value_boxes")
+    return list(own) if isinstance(own, list) and own else list(grounding.boxes or [])
 
 
 def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -> SourceView:
@@ -408,16 +418,22 @@ def _number(value: float | None) -> str:
 def _value_text(value: Any) -> str:
     """A value as a datasheet prints it: "2.7 … 5.5 V (typ 3.3)" with its conditions."""
     get = value.get if isinstance(value, dict) else lambda k: getattr(value, k, None)
-    low, typical, high, unit = get("min"), get("typical"), get("max"), get("unit") or ""
+    low, typical, high = get("min"), get("typical"), get("max")
+    unit = _OHM.sub("Ω", get("unit") or "")
     parts = []
-    if low is not None or high is not None:
-        parts.append(f"{_number(low) or '−∞'} … {_number(high) or '∞'}")
-        if typical is not None:
-            parts.append(f"(typ {_number(typical)})")
-    elif typical is not None:
-        parts.append(_number(typical))
+    if low is not None and high is not None:
+        parts.append(f"{_number(low)} … {_number(high)}")
+    elif low is not None:
+        parts.append(f"≥ {_number(low)}")  # a one-sided limit, not a range to infinity
+    elif high is not None:
+        parts.append(f"≤ {_number(high)}")
+    if typical is not None:
+        parts.append(f"(typ {_number(typical)})" if parts else _number(typical))
     text = " ".join(parts)
     return f"{text} {unit}".strip()
+
+
+_OHM = re.compile(r"ohms?\b", re.IGNORECASE)
 
 
 def _age(moment: datetime | None) -> str:
@@ -444,7 +460,9 @@ def _top_severity(item: ReviewQueueItem) -> str:
     return "error" if "error" in ranked else ("warning" if ranked else "info")
 
 
-templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty)
+templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty,
+                             attribution_text=attribution_text, attribution_title=attribution_title)
+templates.env.globals.update(span_outcome_legend=SPAN_OUTCOMES, attribution_legend=ATTRIBUTIONS)
 templates.env.globals.update(static=lambda name: f"{STATIC_PATH}/{name}", top_severity=_top_severity,
                              review_severities=REVIEW_SEVERITIES)
 
@@ -536,7 +554,7 @@ def _optional_float(raw: str, label: str) -> float | None:
 
 def _correction(form: dict[str, str]) -> ReviewCorrection:
     try:
-        value = ExtractedValue(
+        value = CorrectedValue(
             min=_optional_float(form["min"], "Min"), typical=_optional_float(form["typical"], "Typical"),
             max=_optional_float(form["max"], "Max"), unit=form["unit"].strip() or None,
             conditions=[c.strip() for c in form["conditions"].split(";") if c.strip()],
