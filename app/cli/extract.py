@@ -25,12 +25,13 @@ console = Console()
 
 def use_private_store(data_dir: Path) -> None:
     """Point this process at an embedded store of its own (SQLite + SQLAlchemy broker under ``data_dir``),
-    whatever database the environment names for a server. The upload is checked in-process: this is the
-    caller's own file, and a check pool would cost more start-up than the whole extraction."""
+    whatever database the environment names for a server. The upload is checked and indexed in-process: this is
+    the caller's own file, and a child process would import the document layer a second time."""
     os.environ["DSX_DATA_DIR"] = str(data_dir.expanduser().resolve())
     for name in ("DSX_DATABASE_URL", "DSX_BROKER_URL"):
         os.environ.pop(name, None)
     os.environ["DSX_ADMISSION_SANDBOX"] = "false"
+    os.environ["DSX_INDEX_SANDBOX"] = "false"
     from app.config import reset_settings
 
     reset_settings()

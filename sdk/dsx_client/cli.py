@@ -232,7 +232,10 @@ def submit(
 ) -> None:
     """Submit a datasheet to a dsx server, show progress, then the results with their flags.
 
-    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed, 2 on bad usage."""
+    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed, 2 on bad usage.
+
+    Example: dsx submit examples/sample-datasheet.pdf -p "Dropout voltage" -p "Quiescent current"
+    """
     if not pdf.is_file():
         fail(f"no such file: {pdf}", EXIT_USAGE)
     parameters = [_parameter(p) for p in parameter]
