@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Engine(StrEnum):
@@ -34,18 +34,24 @@ class ParameterRequest(BaseModel):
 MAX_OTHER_VARIANTS = 10
 
 
+# A sibling of the matched row that the answer did not report: the same quantity under other conditions, for another
+# pin configuration or another grade, listed so that a reader knows a choice was made. No docstring and few
+# descriptions on purpose: this schema is part of the submit tool the model sees, which must stay compact.
 class OtherVariant(BaseModel):
-    """A sibling of the matched row that the answer did not report: the same quantity under other conditions, for
-    another pin configuration or another grade. Listed so that a reader knows the choice was made."""
-
     model_config = ConfigDict(extra="forbid")
 
-    label: str = Field(min_length=1, max_length=200,
-                       description="What sets this variant apart, as printed (conditions, pin configuration, grade)")
+    label: str = Field(max_length=200)  # what sets it apart, as printed: conditions, pin configuration, grade
     min: float | None = None
     typical: float | None = None
     max: float | None = None
     unit: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _named(cls, label: str) -> str:
+        if not label.strip():
+            raise ValueError("a variant needs a label saying what sets it apart")
+        return label.strip()
 
 
 class CorrectedValue(BaseModel):
@@ -71,8 +77,7 @@ class ExtractedValue(CorrectedValue):
 
     other_variants: list[OtherVariant] = Field(
         default_factory=list, max_length=MAX_OTHER_VARIANTS,
-        description="Sibling rows of the one this value was read from (other conditions, pin configurations or "
-                    "grades) that were not reported; empty when the row has none")
+        description="Unreported sibling rows: other conditions, pin configurations, grades")
 
 
 class FlagOut(BaseModel):
