@@ -27,8 +27,9 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY workers ./workers
+COPY sdk ./sdk
 RUN pip install --upgrade pip setuptools wheel \
- && pip install -e . \
+ && pip install -e . -e ./sdk \
  && find /opt/venv -name '__pycache__' -type d -prune -exec rm -rf {} +
 
 # --- runtime: no compilers, no pip cache, a non-root user ------------------------------------------------

@@ -14,9 +14,12 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 install: $(STAMP)
 
-## Run the service on the embedded default (SQLite + SQLAlchemy broker + offline model) at http://127.0.0.1:8000
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+## Run the service on the embedded default (SQLite + SQLAlchemy broker + offline model) at http://$(HOST):$(PORT)
 serve: $(STAMP)
-	$(BIN)/dsx serve
+	$(BIN)/dsx serve --host $(HOST) --port $(PORT)
 
 ## Lint (ruff, then the import-layering contracts), then the default test suite (slow tests excluded unless DSX_TEST_SLOW=1)
 test: $(STAMP)

@@ -128,10 +128,6 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 120
     upload_quota_bytes_per_hour: int = 2 * 1024 * 1024 * 1024
 
-    # Client side (`dsx submit`, `dsx jobs`, ...): which server to call; the config file fills what is unset.
-    server: str | None = None
-    api_key: str | None = None
-    client_config: Path = Path("~/.config/dsx/config.toml")
 
     @model_validator(mode="after")
     def _s3_needs_a_bucket(self) -> Settings:

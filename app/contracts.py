@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Engine(StrEnum):
@@ -31,7 +31,32 @@ class ParameterRequest(BaseModel):
     notes: str | None = None
 
 
-class ExtractedValue(BaseModel):
+MAX_OTHER_VARIANTS = 10
+
+
+# A sibling of the matched row that the answer did not report: the same quantity under other conditions, for another
+# pin configuration or another grade, listed so that a reader knows a choice was made. No docstring and few
+# descriptions on purpose: this schema is part of the submit tool the model sees, which must stay compact.
+class OtherVariant(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(max_length=200)  # what sets it apart, as printed: conditions, pin configuration, grade
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _named(cls, label: str) -> str:
+        if not label.strip():
+            raise ValueError("a variant needs a label saying what sets it apart")
+        return label.strip()
+
+
+class CorrectedValue(BaseModel):
+    """A value as a reviewer states it: the numbers, their unit and conditions."""
+
     model_config = ConfigDict(extra="forbid")
 
     min: float | None = None
@@ -41,10 +66,18 @@ class ExtractedValue(BaseModel):
     conditions: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _at_least_one_number(self) -> ExtractedValue:
+    def _at_least_one_number(self) -> CorrectedValue:
         if self.min is None and self.typical is None and self.max is None:
             raise ValueError("a value needs at least one of min, typical, max")
         return self
+
+
+class ExtractedValue(CorrectedValue):
+    """A value as an engine submits it: a reviewer's fields, plus the sibling rows it chose not to report."""
+
+    other_variants: list[OtherVariant] = Field(
+        default_factory=list, max_length=MAX_OTHER_VARIANTS,
+        description="Unreported sibling rows: other conditions, pin configurations, grades")
 
 
 class FlagOut(BaseModel):
@@ -61,3 +94,4 @@ class ValueOut(BaseModel):
     max: float | None = None
     unit: str | None = None
     conditions: list[str] = Field(default_factory=list)
+    other_variants: list[OtherVariant] = Field(default_factory=list)

@@ -11,6 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app import __version__
+from app.api.corrections import router as corrections_router
 from app.api.health import router as health_router
 from app.api.jobs import router as jobs_router
 from app.api.metrics import HttpMetricsMiddleware
@@ -69,6 +70,7 @@ def create_app() -> FastAPI:
     app.include_router(traces_router)
     app.include_router(metrics_router)
     app.include_router(review_router)
+    app.include_router(corrections_router)
     install_review_dashboard(app)
     if settings.effective_auth_mode == "open":
         log.warning("dsx API is running OPEN (no API keys): every caller is tenant 'default' with all roles.")

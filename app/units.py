@@ -198,3 +198,20 @@ def _looks_physical(canonical: str) -> bool:
                                  and canonical[0] in _PREFIX + "u"):
             return True
     return canonical in ("mm", "cm", "nm", "um", "kg", "mNm", "N.cm", "Ncm")
+
+
+# Printed glyphs -> the ASCII spelling claim files use. Longer forms first.
+_CLAIM_GLYPHS: tuple[tuple[str, str], ...] = (
+    ("\u2126", "ohm"), ("\u03a9", "ohm"), ("\u00b5", "u"), ("\u03bc", "u"), ("\u2103", "degC"),
+    ("°C", "degC"), ("ºC", "degC"), ("°F", "degF"), ("\u2109", "degF"), ("°", "deg"),
+)
+
+
+def claim_spelling(unit: str | None) -> str:
+    """A unit as claim files spell it: ``µA``→``uA``, ``kΩ``→``kohm``, ``°C``→``degC``, whitespace removed."""
+    if not unit:
+        return ""
+    text = unit.strip()
+    for glyph, ascii_form in _CLAIM_GLYPHS:
+        text = text.replace(glyph, ascii_form)
+    return re.sub(r"\s+", "", text)

@@ -228,7 +228,6 @@ def _cell_record(cell: dict[str, Any], key: str, claim: Any, values: list[dict[s
 
 def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
     from app.cli.detect import detect_trace
-
     from evaluation.grading import grade
 
     path = CELLS / f"cells_{arm}.jsonl"

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query, Response
-from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
 from app.auth.security import Principal, require_role
@@ -94,15 +93,3 @@ def list_reviews(
     session: Session = Depends(get_session, scope="function"),
 ) -> ReviewDecisionPage:
     return decisions.list_decisions(session, tenant=principal.tenant, job_id=job_id, limit=limit, offset=offset)
-
-
-@router.get("/review/corrections.yaml", response_class=PlainTextResponse,
-            responses={200: {"content": {"application/yaml": {}},
-                             "description": "Corrections as gold claims (format of the evaluation set)"}})
-def corrections(
-    job_id: str | None = Query(default=None, max_length=32),
-    principal: Principal = Depends(require_role("reviewer")),
-    session: Session = Depends(get_session, scope="function"),
-) -> PlainTextResponse:
-    body = decisions.corrections_yaml(session, tenant=principal.tenant, job_id=job_id)
-    return PlainTextResponse(body, media_type="application/yaml")

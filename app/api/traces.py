@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from app.auth.security import Principal, require_role
 from app.db import get_session
 from app.dispatch import service
+from app.dispatch.trace_view import labelled_job_trace, parameter_id_of
 from app.jobs.service import get_job
 
 router = APIRouter(prefix="/v1/jobs", tags=["dispatch"])
@@ -39,8 +40,19 @@ class SpanOut(BaseModel):
     )
 
 
+class TreeTotals(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_ms: float
+    llm_calls: int
+    tool_calls: int
+
+
 class SpanNode(SpanOut):
     children: list[SpanNode] = Field(default_factory=list)
+    parameter: str | None = Field(default=None, description="On a root: the parameter this tree answered.")
+    totals: TreeTotals | None = Field(default=None, description="On a root: tokens, cost, duration and calls.")
 
 
 class JobTrace(BaseModel):
@@ -66,11 +78,16 @@ def job_trace(
     job_id: str,
     format: Literal["tree", "jsonl"] = Query(default="tree", description="tree (JSON) or jsonl (one span a line)"),  # noqa: A002
     payload: bool = Query(default=True, description="Include full tool/LLM inputs and outputs"),
+    parameter: str | None = Query(default=None, max_length=500,
+                                  description="Only the spans of this requested parameter (by name)"),
     principal: Principal = Depends(require_role("submitter")),
     session: Session = Depends(get_session, scope="function"),
 ) -> Any:
     get_job(session, job_id, principal.tenant)  # 404 for unknown jobs and other tenants' jobs
     if format == "jsonl":
-        spans = [service.span_dict(s, include_payload=payload) for s in service.load_job_spans(session, job_id)]
+        parameter_id = parameter_id_of(session, job_id, parameter)
+        spans = [service.span_dict(s, include_payload=payload)
+                 for s in service.load_job_spans(session, job_id, parameter_id)]
         return StreamingResponse(_jsonl(spans), media_type="application/x-ndjson")
-    return service.job_trace(session, job_id, include_payload=payload)
+    return labelled_job_trace(session, job_id, parameter=parameter, include_payload=payload)
+

@@ -3,21 +3,17 @@ client, review and evaluation commands."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from app import __version__
-from app.cli.errors import fail
 
 cli = typer.Typer(name="dsx", help="Datasheet parameter extraction with a dispatch record.",
                   no_args_is_help=True, add_completion=False)
@@ -109,58 +105,11 @@ def serve(
                 child.kill()
 
 
-@cli.command()
-def extract(
-    pdf: Annotated[Path, typer.Argument(help="Datasheet PDF")],
-    parameter: Annotated[list[str], typer.Option("--parameter", "-p", help="Parameter name (repeatable)")],
-    model: Annotated[str | None, typer.Option(help="Model alias (default: DSX_MODEL or the offline reader)")] = None,
-    engine: Annotated[str, typer.Option(help="auto | agentic | single-pass")] = "auto",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the job result as JSON")] = False,
-) -> None:
-    """Extract parameters from a PDF in-process, through the same pipeline the service runs."""
-    from app.errors import DsxError
-    from app.flows.local import extract_local
-
-    if not pdf.is_file():
-        fail(f"no such file: {pdf}")
-    try:
-        result = extract_local(pdf, parameter, model=model, engine=engine)
-    except DsxError as exc:
-        fail(f"{exc.detail} [{exc.code}]")
-    if as_json:
-        print(json.dumps(result, indent=2))
-        return
-    print_results(result)
-
-
-def print_results(result: dict) -> None:
-    table = Table(title=f"job {result['job_id']}: {result['status']}")
-    for column in ("parameter", "value", "unit", "conditions", "page", "conf.", "flags"):
-        table.add_column(column)
-    for row in result["results"]:
-        values = row.get("values") or []
-        if row.get("found") and values:
-            value = "; ".join(_format_value(v) for v in values)
-            unit = ", ".join(sorted({v.get("unit") or "" for v in values}))
-            conditions = "; ".join(", ".join(v.get("conditions") or []) for v in values)
-        else:
-            value, unit, conditions = f"[dim]not found: {row.get('reason') or ''}[/]", "", ""
-        flags = ", ".join(f"{f['rule']}({f['severity']})" for f in row.get("flags") or [])
-        confidence = row.get("confidence")
-        table.add_row(row["parameter"], value, unit, conditions, str(row.get("source_page") or ""),
-                      f"{confidence:.2f}" if confidence is not None else "", f"[yellow]{flags}[/]" if flags else "")
-    console.print(table)
-
-
-def _format_value(value: dict) -> str:
-    parts = [f"{label} {value[key]:g}" for key, label in (("min", "min"), ("typical", "typ"), ("max", "max"))
-             if value.get(key) is not None]
-    return " / ".join(parts)
-
-
 def _register_subcommands() -> None:
+    from dsx_client.cli import register as register_client
+
     from app.cli.admin import register as register_admin
-    from app.cli.client import register as register_client
+    from app.cli.extract import register as register_extract
     from app.cli.extras import missing_eval_modules, unavailable
     from app.cli.tool import register as register_tool
     from app.cli.trace import register as register_trace
@@ -172,7 +121,8 @@ def _register_subcommands() -> None:
         from app.cli.detect import register as register_review
         from app.cli.eval import register as register_eval
 
-    for register in (register_tool, register_trace, register_review, register_client, register_eval, register_admin):
+    for register in (register_extract, register_tool, register_trace, register_review, register_client,
+                     register_eval, register_admin):
         register(cli)
 
 

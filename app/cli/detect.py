@@ -50,7 +50,8 @@ def register(app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Audit a trace made elsewhere with the detector rules; print flags, grounding and evaluability as JSON."""
-        from app.cli.errors import fail
+        from dsx_client.exits import fail
+
         from app.documents.index import IndexBuildError
         from evaluation.traces import TraceFormatError
 

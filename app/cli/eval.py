@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from dsx_client.exits import err_console, fail
 from rich.console import Console
 from rich.table import Table
 
-from app.cli.errors import err_console, fail
 from app.errors import DsxError
 
 eval_app = typer.Typer(name="eval", help="Evaluate models and engines against gold claims.", no_args_is_help=True,

@@ -7,8 +7,7 @@ import importlib.util
 from collections.abc import Callable
 
 import typer
-
-from app.cli.errors import EXIT_FAILURE, fail
+from dsx_client.exits import EXIT_FAILURE, fail
 
 # The evaluation package and the third-party modules of the `eval` extra in pyproject.toml.
 EVAL_MODULES = ("evaluation", "scipy", "matplotlib")

@@ -12,10 +12,6 @@ from typing import Annotated
 
 import typer
 
-from app.documents.cache import open_index
-from app.documents.index import IndexBuildError
-from app.documents.tools import TOOL_NAMES, DocumentTools, envelope_json, error
-
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
@@ -23,12 +19,18 @@ def register(app: typer.Typer) -> None:
     @app.command("tool")
     def tool(
         pdf: Annotated[Path, typer.Argument(help="The datasheet PDF")],
-        name: Annotated[str, typer.Argument(help=f"Tool: {', '.join(TOOL_NAMES)}")],
+        name: Annotated[str, typer.Argument(help="Tool: build_datasheet, get_section_text, search_text, "
+                                            "extract_table_markdown or inspect_page")],
         args: Annotated[str, typer.Option("--args", help='Tool arguments as a JSON object, e.g. \'{"page": 3}\'')]
         = "{}",
         pretty: Annotated[bool, typer.Option(help="Indent the JSON (the model receives it compact)")] = False,
     ) -> None:
         """Run a document tool on PDF and print the tool-result message the model would receive."""
+        # Imported here: the document layer (PyMuPDF, layout models) is the heaviest import of the CLI.
+        from app.documents.cache import open_index
+        from app.documents.index import IndexBuildError
+        from app.documents.tools import DocumentTools, envelope_json, error
+
         try:
             arguments = json.loads(args)
         except json.JSONDecodeError as exc:

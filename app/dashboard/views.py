@@ -9,6 +9,7 @@ the waterfall geometry of a trace, and the source page drawn with the grounded q
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-import pymupdf
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -29,13 +29,14 @@ from sqlalchemy.orm import Session
 from app.auth.keys import lookup
 from app.auth.security import KEY_COOKIE, Principal, require_role
 from app.config import get_settings
-from app.contracts import ExtractedValue
+from app.contracts import CorrectedValue
+from app.dashboard.legend import ATTRIBUTIONS, SPAN_OUTCOMES, attribution_text, attribution_title
 from app.db import get_session
 from app.dispatch import semconv
 from app.dispatch.models import SpanRecord
 from app.dispatch.service import build_tree, load_run
 from app.documents import store
-from app.documents.render import render_png
+from app.documents.render import page_count, page_geometry, render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
 from app.flows import review as review_flow
 from app.input_policy import OptionalRowId, RowId
@@ -327,34 +328,39 @@ class SourceView:
 
 def _grounded_boxes(groundings: list[Grounding], page: int) -> list[list[float]]:
     return [list(box) for g in groundings if g.page == page and g.outcome in _GROUNDED_OUTCOMES
-            for box in g.boxes or [] if len(box) == 4]
+            for box in _highlight_boxes(g) if len(box) == 4]
+
+
+def _highlight_boxes(grounding: Grounding) -> list[list[float]]:
+    """The value's own word boxes when grounding recorded them (``detail["value_boxes"]``), else the boxes of the
+    whole located passage."""
+    detail = grounding.detail if isinstance(grounding.detail, dict) else {}
+    own = detail.get("value_boxes")
+    return list(own) if isinstance(own, list) and own else list(grounding.boxes or [])
 
 
 def source_view(job: Job, extraction: Extraction, groundings: list[Grounding]) -> SourceView:
     path = store.local_path(job.blob_sha256)
     if not path.exists():
         return SourceView("no_document", None, 0, [], groundings)
-    with pymupdf.open(path) as document:
-        page_count = document.page_count
-        located = [g for g in groundings if g.page and g.outcome in _GROUNDED_OUTCOMES]
-        if located:
-            state, page = "grounded", located[0].page
-        elif groundings and any(g.outcome == "quote_not_found" for g in groundings) and extraction.quote:
-            state, page = "not_found", extraction.source_page
-        elif not (extraction.quote or "").strip():
-            state, page = "no_quote", extraction.source_page
-        else:
-            state, page = "ungrounded", extraction.source_page
-        if page is None or not 1 <= page <= page_count:
-            page = 1 if page_count else None
-        boxes = _grounded_boxes(groundings, page) if page else []
-        width = height = focus = None
-        if page is not None:
-            shown = document[page - 1]
-            width, height = shown.rect.width, shown.rect.height
-            if boxes and height:
-                focus = (pymupdf.Rect(boxes[0]) * shown.rotation_matrix).y0 / height
-    return SourceView(state, page, page_count, boxes, groundings, width, height, focus)
+    pages = page_count(path)
+    located = [g for g in groundings if g.page and g.outcome in _GROUNDED_OUTCOMES]
+    if located:
+        state, page = "grounded", located[0].page
+    elif groundings and any(g.outcome == "quote_not_found" for g in groundings) and extraction.quote:
+        state, page = "not_found", extraction.source_page
+    elif not (extraction.quote or "").strip():
+        state, page = "no_quote", extraction.source_page
+    else:
+        state, page = "ungrounded", extraction.source_page
+    if page is None or not 1 <= page <= pages:
+        page = 1 if pages else None
+    boxes = _grounded_boxes(groundings, page) if page else []
+    width = height = focus = None
+    if page is not None:
+        geometry = page_geometry(path, page, boxes[0] if boxes else None)
+        width, height, focus = geometry.width, geometry.height, geometry.focus
+    return SourceView(state, page, pages, boxes, groundings, width, height, focus)
 
 
 # --- Item assembly ----------------------------------------------------------------------------------------
@@ -417,16 +423,22 @@ def _number(value: float | None) -> str:
 def _value_text(value: Any) -> str:
     """A value as a datasheet prints it: "2.7 … 5.5 V (typ 3.3)" with its conditions."""
     get = value.get if isinstance(value, dict) else lambda k: getattr(value, k, None)
-    low, typical, high, unit = get("min"), get("typical"), get("max"), get("unit") or ""
+    low, typical, high = get("min"), get("typical"), get("max")
+    unit = _OHM.sub("Ω", get("unit") or "")
     parts = []
-    if low is not None or high is not None:
-        parts.append(f"{_number(low) or '−∞'} … {_number(high) or '∞'}")
-        if typical is not None:
-            parts.append(f"(typ {_number(typical)})")
-    elif typical is not None:
-        parts.append(_number(typical))
+    if low is not None and high is not None:
+        parts.append(f"{_number(low)} … {_number(high)}")
+    elif low is not None:
+        parts.append(f"≥ {_number(low)}")  # a one-sided limit, not a range to infinity
+    elif high is not None:
+        parts.append(f"≤ {_number(high)}")
+    if typical is not None:
+        parts.append(f"(typ {_number(typical)})" if parts else _number(typical))
     text = " ".join(parts)
     return f"{text} {unit}".strip()
+
+
+_OHM = re.compile(r"ohms?\b", re.IGNORECASE)
 
 
 def _age(moment: datetime | None) -> str:
@@ -464,7 +476,9 @@ def _static(context: Mapping[str, Any], name: str) -> str:
     return public_path(context["request"], f"{STATIC_PATH}/{name}")
 
 
-templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty)
+templates.env.filters.update(number=_number, value_text=_value_text, age=_age, pretty=_pretty,
+                             attribution_text=attribution_text, attribution_title=attribution_title)
+templates.env.globals.update(span_outcome_legend=SPAN_OUTCOMES, attribution_legend=ATTRIBUTIONS)
 templates.env.globals.update(static=_static, url=_url, top_severity=_top_severity,
                              review_severities=REVIEW_SEVERITIES)
 
@@ -556,7 +570,7 @@ def _optional_float(raw: str, label: str) -> float | None:
 
 def _correction(form: dict[str, str]) -> ReviewCorrection:
     try:
-        value = ExtractedValue(
+        value = CorrectedValue(
             min=_optional_float(form["min"], "Min"), typical=_optional_float(form["typical"], "Typical"),
             max=_optional_float(form["max"], "Max"), unit=form["unit"].strip() or None,
             conditions=[c.strip() for c in form["conditions"].split(";") if c.strip()],

@@ -6,6 +6,7 @@ never touch a shared document. Coordinates are the text layer's (the same space 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
@@ -48,3 +49,26 @@ def render_png(path: Path | str, page: int, region: list[float] | None = None, d
         return pix.tobytes("png"), pix.width, pix.height
     finally:
         doc.close()
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """The size of one page as shown (rotation applied), and where a box sits on it."""
+
+    width: float
+    height: float
+    focus: float | None  # top of the box as a fraction of the shown page's height; None without a box
+
+
+def page_count(path: Path | str) -> int:
+    with pymupdf.open(str(path)) as document:
+        return document.page_count
+
+
+def page_geometry(path: Path | str, page: int, box: list[float] | None = None) -> PageGeometry:
+    """Geometry of ``page`` (1-based) as shown. ``box`` is in the unrotated space the index stores boxes in."""
+    with pymupdf.open(str(path)) as document:
+        shown = document[page - 1]
+        width, height = shown.rect.width, shown.rect.height
+        focus = (pymupdf.Rect(box) * shown.rotation_matrix).y0 / height if box and height else None
+    return PageGeometry(width, height, focus)

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
+
+from sqlalchemy import func, select
 
 from app import migrate
 from app.db import session_scope
 from app.flows import extraction as extraction_flow
 from app.flows.job_view import job_out
 from app.jobs import service
+from app.tables.jobs import Extraction
+
+ProgressCallback = Callable[[int, int], None]  # (parameters answered, parameters requested)
+POLL_INTERVAL_S = 0.25
 
 
-def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None, engine: str = "auto") -> dict:
+def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None, engine: str = "auto",
+                  on_progress: ProgressCallback | None = None) -> dict:
+    """The job result (as the API returns it) of one extraction run to its end in this process.
+
+    With ``on_progress`` the pipeline runs in a thread while this one reports how many parameters have an
+    answer, so a terminal can show progress without the pipeline knowing about it."""
     migrate.upgrade()
     with session_scope() as session:
         job, _ = service.create_job(
@@ -20,6 +33,34 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
             engine=engine, model=model,
         )
         job_id = job.id
-    extraction_flow.run(job_id)
+    if on_progress is None:
+        extraction_flow.run(job_id)
+    else:
+        _run_reporting(job_id, len(parameters), on_progress)
     with session_scope() as session:
         return json.loads(job_out(session, service.get_job(session, job_id)).model_dump_json())
+
+
+def _run_reporting(job_id: str, total: int, on_progress: ProgressCallback) -> None:
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            extraction_flow.run(job_id)
+        except BaseException as exc:  # re-raised in the caller's thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=work, name=f"extract-{job_id[:8]}", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        on_progress(_answered(job_id), total)
+        worker.join(POLL_INTERVAL_S)
+    if failure:
+        raise failure[0]
+    on_progress(total, total)
+
+
+def _answered(job_id: str) -> int:
+    with session_scope() as session:
+        query = select(func.count(func.distinct(Extraction.parameter_id))).where(Extraction.job_id == job_id)
+        return int(session.scalar(query) or 0)

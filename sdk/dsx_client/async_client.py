@@ -142,9 +142,13 @@ class AsyncClient:
             raise JobFailed(finished)
         return finished.results
 
-    async def trace(self, job: JobRef, *, payload: bool = True) -> Trace:
-        """The job's dispatch record as a span tree (``payload=False`` leaves out full inputs/outputs)."""
-        call = Call("GET", f"/v1/jobs/{_core.job_id_of(job)}/trace", params={"payload": str(payload).lower()})
+    async def trace(self, job: JobRef, *, payload: bool = True, parameter: str | None = None) -> Trace:
+        """The job's dispatch record as a span tree, one labelled root per parameter and role (``payload=False``
+        leaves out full inputs/outputs; ``parameter`` keeps only that requested parameter's trees)."""
+        params = {"payload": str(payload).lower()}
+        if parameter is not None:
+            params["parameter"] = parameter
+        call = Call("GET", f"/v1/jobs/{_core.job_id_of(job)}/trace", params=params)
         return _core.parse(await self._send(call), Trace)
 
     # --- review -----------------------------------------------------------------------------------------

@@ -32,8 +32,26 @@ class Parameter(BaseModel):
     notes: str | None = None
 
 
-class Value(BaseModel):
-    """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``)."""
+class OtherVariant(BaseModel):
+    """A sibling of the matched row that was not reported: other conditions, pin configuration or grade (server
+    schema ``OtherVariant``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    label: str
+    min: float | None = None
+    typical: float | None = None
+    max: float | None = None
+    unit: str | None = None
+
+    def __str__(self) -> str:
+        numbers = " / ".join(f"{label} {getattr(self, key):g}" for key, label in (("min", "min"), ("typical", "typ"),
+                             ("max", "max")) if getattr(self, key) is not None)
+        return f"{self.label}: {numbers} {self.unit or ''}".strip() if numbers else self.label
+
+
+class StatedValue(BaseModel):
+    """A value's numbers, unit and conditions, as a reviewer states it (server schema ``CorrectedValue``)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -48,6 +66,13 @@ class Value(BaseModel):
                                                                       ("max", "max")) if getattr(self, key) is not None]
         text = " / ".join(parts)
         return f"{text} {self.unit}" if self.unit else text
+
+
+class Value(StatedValue):
+    """One reported value (server schemas ``ValueOut`` and ``ExtractedValue``), with the sibling rows of the
+    datasheet that were not reported."""
+
+    other_variants: list[OtherVariant] = Field(default_factory=list)
 
 
 class Flag(_Response):
@@ -119,6 +144,12 @@ class ParameterResult(_Response):
     attributions: list[Attribution] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
 
+    @property
+    def other_variants(self) -> list[OtherVariant]:
+        """Sibling rows of the matched ones that were not reported (other conditions, pin configurations or
+        grades), over all values; empty when the answer had no choice to make."""
+        return [variant for value in self.values for variant in value.other_variants]
+
 
 class Job(_Response):
     """A job and, once it has run, its results (server schema ``JobOut``)."""
@@ -171,7 +202,7 @@ class Correction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    values: list[Value] = Field(min_length=1)
+    values: list[StatedValue] = Field(min_length=1)
     source_page: int | None = Field(default=None, ge=1)
     quote: str | None = None
 
@@ -231,6 +262,17 @@ class DecisionPage(_Response):
     offset: int
 
 
+class TreeTotals(_Response):
+    """What one agent run cost (server schema ``TreeTotals``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    duration_ms: float = 0.0
+    llm_calls: int = 0
+    tool_calls: int = 0
+
+
 class Span(_Response):
     """One call of the dispatch record (an agent run, an LLM call, a tool call) with its children
     (server schema ``SpanNode``)."""
@@ -251,6 +293,8 @@ class Span(_Response):
     parameter_id: int | None = None
     payload: dict[str, Any] | None = None
     children: list[Span] = Field(default_factory=list)
+    parameter: str | None = None  # on a root: the parameter this tree answered
+    totals: TreeTotals | None = None  # on a root: tokens, cost, duration and calls of the whole tree
 
     def walk(self) -> list[Span]:
         """This span and every descendant, depth first."""

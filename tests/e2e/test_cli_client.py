@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture
 def dsx(server: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - an invoker
     """Run `dsx ARGS` in-process against the live server, isolated from the developer's settings."""
-    from app.cli import client as client_cli
+    from dsx_client import cli as client_cli
 
     runner = CliRunner()
     # Rich sizes tables from the terminal it first saw; pin a wide one so assertions see whole cells.
@@ -140,7 +140,7 @@ def test_result_table_shows_values_flags_and_decisions(dsx, server: LiveServer) 
 
     result = dsx("result", job_id)
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # the job's status is needs_review: scripts can tell
     out = result.stdout
     assert f"job {job_id}" in out and "reviewed" in out and "lm-ish.pdf" in out  # its one flag is decided
     assert "Supply voltage" in out and "min 2.7 / max 5.5" in out
@@ -202,24 +202,28 @@ def test_review_from_the_terminal(dsx, server: LiveServer, tmp_path: Path) -> No
     assert as_json(dsx("review", "corrections", "--job", job_id, "--json"))["claims"] == claims
 
 
-def _span(job_id: str, span_id: str, name: str, parent: str | None, start: int, **extra: object) -> SpanRecord:
+def _span(job_id: str, span_id: str, name: str, parent: str | None, start: int, parameter_id: int | None = None,
+          **extra: object) -> SpanRecord:
     return SpanRecord(trace_id="ab" * 16, span_id=span_id, parent_span_id=parent, name=name, kind="INTERNAL",
                       start_ns=start, end_ns=start + 2_000_000, duration_ms=2.0, job_id=job_id,
+                      parameter_id=parameter_id,
                       status_code=str(extra.pop("status_code", "OK")), status_message=extra.pop("status_message", None),
                       attributes=dict(extra.pop("attributes", {})), payload={"input": {"q": "VDD"}, "output": "x" * 50})
 
 
 def test_trace_shows_the_dispatch_record_as_a_tree(dsx, server: LiveServer) -> None:  # noqa: ANN001
     with server.session() as session:
-        job_id = seed_flagged_extraction(session).job_id
+        seeded = seed_flagged_extraction(session)
+        job_id = seeded.job_id
         now = time.time_ns()
         session.add_all([
-            _span(job_id, "1" * 16, "invoke_agent", None, now,
+            _span(job_id, "1" * 16, "invoke_agent", None, now, parameter_id=seeded.parameter_id,
                   attributes={"gen_ai.operation.name": "invoke_agent", "dsx.role": "primary",
                               "dsx.engine": "agentic", "dsx.outcome": "submitted"}),
             _span(job_id, "2" * 16, "chat offline/datasheet-reader", "1" * 16, now + 1,
                   attributes={"gen_ai.operation.name": "chat", "dsx.llm.outcome": "tool_call",
-                              "gen_ai.usage.input_tokens": 812}),
+                              "gen_ai.usage.input_tokens": 812, "gen_ai.usage.output_tokens": 40,
+                              "dsx.llm.cost_usd": 0.0125}),
             _span(job_id, "3" * 16, "execute_tool search_text", "1" * 16, now + 2,
                   attributes={"gen_ai.operation.name": "execute_tool", "dsx.tool.outcome": "ok"}),
             _span(job_id, "4" * 16, "execute_tool get_section_text", "1" * 16, now + 3, status_code="ERROR",
@@ -250,6 +254,37 @@ def test_trace_shows_the_dispatch_record_as_a_tree(dsx, server: LiveServer) -> N
     assert record["roots"][0].get("payload") in (None, {})  # left out unless asked for
     full = as_json(dsx("trace", job_id, "--json", "--payload"))
     assert full["roots"][0]["children"][0]["payload"]["input"] == {"q": "VDD"}
+
+
+def test_trace_labels_each_tree_with_its_parameter_and_totals(dsx, server: LiveServer) -> None:  # noqa: ANN001
+    with server.session() as session:
+        first = seed_flagged_extraction(session, parameter="Supply voltage")
+        job = session.get(JobRow, first.job_id)
+        second = seed_flagged_extraction(session, parameter="Quiescent current", job=job)
+        now = time.time_ns()
+        for offset, extraction in enumerate((first, second)):
+            root = f"{offset + 5:x}" * 16
+            session.add_all([
+                _span(job.id, root, "invoke_agent", None, now + 10 * offset, parameter_id=extraction.parameter_id,
+                      attributes={"gen_ai.operation.name": "invoke_agent"}),
+                _span(job.id, f"{offset + 7:x}" * 16, "chat offline/datasheet-reader", root, now + 10 * offset + 1,
+                      parameter_id=extraction.parameter_id,
+                      attributes={"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 100 * (offset + 1),
+                                  "gen_ai.usage.output_tokens": 7, "dsx.llm.cost_usd": 0.5}),
+            ])
+
+    tree = dsx("trace", job.id)
+    assert tree.exit_code == 0, tree.output
+    headings = [line for line in tree.stdout.splitlines() if "LLM calls" in line]
+    assert len(headings) == 2
+    assert "Supply voltage" in headings[0] and "100 in / 7 out tokens" in headings[0] and "$0.5000" in headings[0]
+    assert "Quiescent current" in headings[1] and "200 in / 7 out tokens" in headings[1]
+
+    only = as_json(dsx("trace", job.id, "--json", "--parameter", "quiescent current"))
+    assert [(r["parameter"], r["totals"]["input_tokens"], r["totals"]["llm_calls"]) for r in only["roots"]] == [
+        ("Quiescent current", 200, 1)]
+    unknown = dsx("trace", job.id, "--parameter", "Gain")
+    assert unknown.exit_code == 1 and "parameter_not_found" in unknown.stderr
 
 
 def test_the_installed_command_line(server: LiveServer) -> None:

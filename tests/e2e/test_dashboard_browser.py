@@ -20,6 +20,7 @@ import yaml
 
 from app.config import reset_settings
 from app.db import reset_engines
+from app.tables.jobs import Extraction
 from app.timeutil import utcnow
 from tests.support.dashboard_seed import DATASHEET, SeededRun, quotable_line, seed_flagged_run
 from tests.support.live import LiveServer, live_server
@@ -350,3 +351,29 @@ def test_the_dashboard_works_under_a_gateway_prefix(page, prefixed: HTTPPrefixPr
     assert all(url.startswith(root + "/") or url.startswith("data:") for url in page.requested), page.requested
     assert not page.failed, page.failed
     assert not page.console_errors, page.console_errors
+
+
+def test_item_page_explains_its_labels_wraps_long_quotes_and_names_other_variants(
+        page, server: LiveServer) -> None:  # noqa: ANN001
+    run = seed_flagged_run(parameter="Dropout voltage")
+    leader_quote = "Dropout voltage " + "." * 400 + " 180 mV"
+    with server.session() as session:
+        extraction = session.get(Extraction, run.extraction_id)
+        extraction.quote = leader_quote
+        extraction.values = [{"min": None, "typical": 180.0, "max": 300.0, "unit": "mV", "conditions": [],
+                              "other_variants": [{"label": "IOUT = 100 mA", "typical": 60.0, "max": 110.0,
+                                                  "unit": "mV"}]}]
+
+    page.goto(f"{server.base_url}/review/items/{run.extraction_id}")
+    quote = page.locator('[data-testid="quote"]')
+    assert quote.evaluate("(q) => q.scrollWidth <= q.clientWidth + 1"), "the long quote overflows its box"
+    assert "IOUT = 100 mA" in page.locator('[data-testid="other-variants"]').inner_text()
+    assert "≤ 300 (typ 180) mV" in page.locator('[data-testid="value-reading"]').inner_text()
+
+    legend = page.locator('[data-testid="legend"]')
+    legend.locator("summary").click()
+    text = legend.inner_text()
+    assert "no fault" in text and "unexplained" in text and "returned nothing" in text
+    assert "→" not in page.locator('[data-testid="timeline"]').inner_text()
+    assert _screenshot(page, "item-legend-variants.png").stat().st_size > 10_000
+    _only_local(page, server)

@@ -22,13 +22,16 @@ from dsx_client import (
     Job,
     JobFailed,
     JobPage,
+    OtherVariant,
     Parameter,
     ParameterResult,
     QueueItem,
     QueuePage,
     Review,
     Span,
+    StatedValue,
     Trace,
+    TreeTotals,
     Usage,
     Value,
     WaitTimeout,
@@ -47,7 +50,7 @@ PAIRS: list[tuple[type[BaseModel], str]] = [
     (Parameter, "ParameterSpec"),
     (Flag, "FlagOut"),
     (Value, "ValueOut"),
-    (Value, "ExtractedValue"),
+    (StatedValue, "CorrectedValue"),
     (Review, "DecisionOut"),
     (Grounding, "GroundingOut"),
     (Attribution, "AttributionOut"),
@@ -60,6 +63,8 @@ PAIRS: list[tuple[type[BaseModel], str]] = [
     (Trace, "JobTrace"),
     (Span, "SpanNode"),
     (Usage, "UsageOut"),
+    (TreeTotals, "TreeTotals"),
+    (OtherVariant, "OtherVariant"),
 ]
 
 
@@ -317,14 +322,18 @@ def test_trace_spans_are_walked_depth_first() -> None:
 
 
 def test_the_sdk_needs_only_httpx_and_pydantic() -> None:
+    """The client library needs httpx and pydantic; only its command line (cli.py, exits.py) adds typer, rich and
+    pyyaml."""
     import ast
     import sys
     import tomllib
     from pathlib import Path
 
     package = Path(dsx_client.__file__).parent
-    allowed = {"httpx", "pydantic", "dsx_client", *sys.stdlib_module_names}
+    library = {"httpx", "pydantic", "dsx_client", *sys.stdlib_module_names}
+    command_line = {"cli.py", "exits.py"}
     for source in package.glob("*.py"):
+        allowed = library | {"typer", "rich", "yaml"} if source.name in command_line else library
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 0:
                 assert (node.module or "").split(".")[0] in allowed, (source.name, node.module)
@@ -332,7 +341,7 @@ def test_the_sdk_needs_only_httpx_and_pydantic() -> None:
                 for alias in node.names:
                     assert alias.name.split(".")[0] in allowed, (source.name, alias.name)
     declared = tomllib.loads((package.parent / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert sorted(re.split(r"[<>=!~ ]", d)[0] for d in declared) == ["httpx", "pydantic"]
+    assert sorted(re.split(r"[<>=!~ ]", d)[0] for d in declared) == ["httpx", "pydantic", "pyyaml", "rich", "typer"]
 
 
 def test_every_pdf_error_code_the_server_raises_is_an_invalid_pdf_in_the_sdk() -> None:

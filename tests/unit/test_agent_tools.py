@@ -43,7 +43,9 @@ def test_schemas_are_compact_and_portable() -> None:
     assert submit["required"] == ["found"] and submit["additionalProperties"] is False
     assert set(submit["properties"]) == {"found", "values", "source_page", "quote", "confidence", "reason"}
     value = submit["properties"]["values"]["items"]["properties"]
-    assert set(value) == {"min", "typical", "max", "unit", "conditions"}
+    assert set(value) == {"min", "typical", "max", "unit", "conditions", "other_variants"}
+    variant = value["other_variants"]["items"]
+    assert variant["required"] == ["label"] and variant["additionalProperties"] is False
 
 
 @pytest.mark.parametrize(("raw", "fragment"), [

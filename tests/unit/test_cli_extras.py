@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
+from dsx_client.exits import EXIT_FAILURE
 
-from app.cli.errors import EXIT_FAILURE
 from tests.support.paths import REPO_ROOT
 
 WITHOUT_SCIPY = """

@@ -84,11 +84,24 @@ def test_item_page_shows_request_answer_flags_evidence_and_timeline(client: Test
     assert set(links) <= set(rows_ids) and len(rows_ids) == 5
     assert rows_ids[0] == run.spans["root"]  # the agent span first, its calls under it
     assert "3800 in / 130 out tokens" in html and "$0.0064" in html
-    assert "verification skipped → reasoning" in html
+    assert "not cross-checked · the model's reasoning" in html and 'data-testid="legend"' in html
     assert 'data-state="grounded"' in html and f"Quote found on page {run.page}" in html
     assert f'src="/review/items/{run.extraction_id}/page.png?page={run.page}"' in html
     assert 'data-boxes="1"' in html
     assert 'src="http' not in html and 'href="http' not in html  # no external assets
+
+
+def test_item_page_lists_other_variants_and_one_sided_values(client: TestClient) -> None:
+    run = seed_flagged_run(parameter="Dropout voltage")
+    with session_scope() as session:
+        extraction = session.get(Extraction, run.extraction_id)
+        extraction.values = [{"min": None, "typical": None, "max": 300.0, "unit": "mV", "conditions": ["IOUT = 300 mA"],
+                              "other_variants": [{"label": "IOUT = 100 mA", "typical": 60.0, "max": 110.0,
+                                                  "unit": "mV"}]}]
+    html = unescape(client.get(f"/review/items/{run.extraction_id}").text)
+    variants = html[html.index('data-testid="other-variants"'):]
+    assert "IOUT = 100 mA: 60 … 110 mV" not in variants and "IOUT = 100 mA: ≤ 110 (typ 60) mV" in variants
+    assert "≤ 300 mV" in html and "∞" not in html
 
 
 def test_item_page_states_when_the_quote_is_not_in_the_document(client: TestClient) -> None:

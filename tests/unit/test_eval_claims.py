@@ -10,9 +10,12 @@ import yaml
 
 from app.config import Settings
 from app.db import session_scope
+from app.documents import store
 from app.errors import InvalidInput
 from app.review import decisions
+from app.review.corrections import corrections_yaml
 from app.review.decisions import ReviewCorrection, ReviewDecisionRequest
+from app.tables.jobs import Job
 from evaluation.claims import load_claims, parse_claims, request_for, resolve_document
 from evaluation.grading import grade
 from tests.support.live import seed_flagged_extraction
@@ -79,7 +82,7 @@ def test_reviewer_corrections_export_loads_as_claims_and_grades(dsx_env: Setting
         decisions.decide(session, extraction.id, ReviewDecisionRequest(decision="correct", correction=correction),
                          reviewer="ada", tenant=None)
     with session_scope() as session:
-        exported = decisions.corrections_yaml(session, tenant=None)
+        exported = corrections_yaml(session, tenant=None)
     path = tmp_path / "corrections.yaml"
     path.write_text(exported, encoding="utf-8")
 
@@ -100,3 +103,26 @@ def test_reviewer_corrections_export_loads_as_claims_and_grades(dsx_env: Setting
     assert "needles" not in next(c for c in yaml.safe_load(exported)["claims"] if c["kind"] == "typical")
     assert grade(current, {"found": True, "values": [{"typical": 150, "unit": "µA"}]}).fidelity
     assert not grade(current, {"found": True, "values": [{"typical": 15, "unit": "µA"}]}).fidelity
+
+
+def test_a_correction_quote_is_refound_in_the_datasheet_or_flagged(dsx_env: Settings) -> None:
+    pdf = text_pdf(["Electrical characteristics", "Supply voltage VDD 3.0 5.25 V\nQuiescent current IQ 150 uA"])
+    with session_scope() as session:
+        right = seed_flagged_extraction(session, parameter="Supply voltage", quote="Supply voltage VDD 2.7 5.5 V")
+        job = session.get(Job, right.job_id)
+        wrong = seed_flagged_extraction(session, parameter="Quiescent current", job=job, quote=None)
+        blob = store.blob_path(job.blob_sha256)
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(pdf)
+        for extraction, quote, value in (
+                (right, "Supply voltage VDD 3.0 5.25 V", {"min": 3.0, "max": 5.25, "unit": "V"}),
+                (wrong, "Quiescent current IQ 15 mA typical", {"typical": 15, "unit": "mA"})):
+            correction = ReviewCorrection.model_validate({"values": [value], "source_page": 2, "quote": quote})
+            decisions.decide(session, extraction.id,
+                             ReviewDecisionRequest(decision="correct", correction=correction),
+                             reviewer="ada", tenant=None)
+    with session_scope() as session:
+        exported = yaml.safe_load(corrections_yaml(session, tenant=None, job_id=right.job_id))
+    notes = {c["parameter"]: c["notes"] for c in exported["claims"]}
+    assert "Quote found on page 2." in notes["Supply voltage"] and "NOT FOUND" not in notes["Supply voltage"]
+    assert "QUOTE NOT FOUND in the datasheet" in notes["Quiescent current"]

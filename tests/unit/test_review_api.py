@@ -65,7 +65,8 @@ def test_queue_lists_primary_answers_with_a_warning_or_worse(api: TestClient) ->
     assert set(first) == {"extraction_id", "job_id", "parameter", "model", "found", "values", "source_page",
                           "quote", "confidence", "flags", "created_at", "decision"}
     assert first["parameter"] == "Supply voltage" and first["decision"] is None
-    assert first["values"] == [{"min": 2.7, "typical": None, "max": 5.5, "unit": "V", "conditions": []}]
+    assert first["values"] == [{"min": 2.7, "typical": None, "max": 5.5, "unit": "V", "conditions": [],
+                                "other_variants": []}]
     assert [f["rule"] for f in second["flags"]] == ["quote_not_found", "verification_skipped"]  # worst first
     assert set(second["flags"][0]) == {"rule", "severity", "message", "rule_version", "evidence"}
     assert second["flags"][0]["evidence"] == {"span_ids": ["00000000000000aa"]}

@@ -1,4 +1,7 @@
-"""Client-side `dsx` commands: talk to a running dsx server through the SDK (`dsx_client`).
+"""The dsx client command line: talk to a running dsx server through this SDK.
+
+Installed on its own as ``dsx-client`` (``pip install ./sdk``); the server package's ``dsx`` mounts the same
+commands.
 
 `submit`, `jobs`, `result`, `trace` and the `review` group. Every command takes `--json` for scripts (JSON on
 stdout, nothing else there) and `--server`/`--api-key`, which default to ``DSX_SERVER``/``DSX_API_KEY`` and then
@@ -8,6 +11,7 @@ to the config file (``~/.config/dsx/config.toml``: ``server = "..."``, ``api_key
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -24,9 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.tree import Tree
 
-from app.cli.errors import EXIT_FAILURE, EXIT_USAGE, err_console, fail
-from app.config import Settings
-from app.dispatch import semconv
+from dsx_client.exits import EXIT_FAILURE, EXIT_USAGE, err_console, exit_with_status, fail
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 CONFIG_HINT = "~/.config/dsx/config.toml"
@@ -45,26 +47,22 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for script
 
 def client_config(server: str | None, api_key: str | None) -> tuple[str, str | None]:
     """The server URL and key to use: command-line option, then environment, then config file, then default."""
-    settings = Settings()
-    path = settings.client_config.expanduser()
+    path = Path(os.environ.get("DSX_CLIENT_CONFIG") or CONFIG_HINT).expanduser()
     from_file: dict[str, Any] = {}
     if path.is_file():
         try:
             from_file = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             fail(f"config file {path} is not valid TOML: {exc}", EXIT_FAILURE)
-    url = server or settings.server or from_file.get("server") or DEFAULT_SERVER
-    key = api_key or settings.api_key or from_file.get("api_key")
+    url = server or os.environ.get("DSX_SERVER") or from_file.get("server") or DEFAULT_SERVER
+    key = api_key or os.environ.get("DSX_API_KEY") or from_file.get("api_key")
     return str(url), (str(key) if key else None)
 
 
 @contextmanager
 def connect(server: str | None, api_key: str | None) -> Iterator[Any]:
     """A `dsx_client.Client`; SDK errors become one clear line on stderr and exit status 1."""
-    try:
-        from dsx_client import ApiError, Client, DsxConnectionError, DsxError
-    except ImportError:
-        fail("the client commands need the dsx-client package: pip install ./sdk", EXIT_FAILURE)
+    from dsx_client import ApiError, Client, DsxConnectionError, DsxError
 
     url, key = client_config(server, api_key)
     try:
@@ -137,6 +135,10 @@ def print_job(job: Any) -> None:
     console.print(f"usage: {job.usage.input_tokens} input + {job.usage.output_tokens} output tokens, "
                   f"{_cost(job.usage.cost_usd)}")
     for row in job.results:
+        if row.other_variants:
+            variants = "; ".join(str(v) for v in row.other_variants)
+            console.print(f"  [cyan]other variants[/] {escape(row.parameter)}: {escape(variants)}")
+    for row in job.results:
         for flag in row.flags:
             style = _SEVERITY_STYLE.get(flag.severity, "white")
             console.print(f"  [{style}]{flag.severity}[/] {escape(row.parameter)} · {escape(flag.rule)}: "
@@ -147,19 +149,26 @@ def print_job(job: Any) -> None:
         console.print(f"[cyan]still {job.status}: {done}/{total} parameters finished[/]")
 
 
+# Span names and attributes of the dispatch record (OpenTelemetry GenAI conventions plus dsx.*) shown per kind.
+_AGENT_KEYS = ("dsx.role", "dsx.engine", "dsx.model_alias", "dsx.outcome", "dsx.turns")
+_CHAT_KEYS = ("dsx.llm.outcome", "dsx.llm.tool_call_count", "dsx.http.status_code", "gen_ai.usage.input_tokens",
+              "gen_ai.usage.output_tokens", "dsx.llm.error_type")
+_TOOL_KEYS = ("dsx.tool.outcome", "dsx.tool.error_code", "dsx.tool.output_chars")
+_ROUTE_KEYS = ("dsx.route.engine", "dsx.route.reason")
+
+
 def _span_label(span: Any) -> str:
     attributes = span.attributes or {}
     details: list[str] = []
-    operation = attributes.get(semconv.GEN_AI_OPERATION)
-    if span.name == semconv.SPAN_INVOKE_AGENT or operation == "invoke_agent":
-        keys = (semconv.DSX_ROLE, semconv.DSX_ENGINE, semconv.DSX_MODEL_ALIAS, semconv.DSX_OUTCOME, semconv.DSX_TURNS)
-    elif operation == "chat" or span.name.startswith(semconv.SPAN_CHAT_PREFIX):
-        keys = (semconv.DSX_LLM_OUTCOME, semconv.DSX_LLM_TOOL_CALLS, semconv.DSX_HTTP_STATUS,
-                semconv.GEN_AI_INPUT_TOKENS, semconv.GEN_AI_OUTPUT_TOKENS, semconv.DSX_LLM_ERROR_TYPE)
-    elif operation == "execute_tool" or span.name.startswith(semconv.SPAN_TOOL_PREFIX):
-        keys = (semconv.DSX_TOOL_OUTCOME, semconv.DSX_TOOL_ERROR_CODE, semconv.DSX_TOOL_OUTPUT_CHARS)
+    operation = attributes.get("gen_ai.operation.name")
+    if span.name == "invoke_agent" or operation == "invoke_agent":
+        keys = _AGENT_KEYS
+    elif operation == "chat" or span.name.startswith("chat"):
+        keys = _CHAT_KEYS
+    elif operation == "execute_tool" or span.name.startswith("execute_tool"):
+        keys = _TOOL_KEYS
     else:
-        keys = (semconv.DSX_ROUTE_ENGINE, semconv.DSX_ROUTE_REASON)
+        keys = _ROUTE_KEYS
     for key in keys:
         if attributes.get(key) not in (None, ""):
             details.append(f"{key.rsplit('.', 1)[-1]}={attributes[key]}")
@@ -182,8 +191,19 @@ def print_trace(trace: Any) -> None:
             add(branch, child)
 
     for root in trace.roots:
-        add(tree, root)
+        add(tree.add(_tree_label(root)) if root.parameter or root.totals else tree, root)
     console.print(tree)
+
+
+def _tree_label(root: Any) -> str:
+    """The heading of one agent run: its parameter, then what it cost."""
+    label = f"[bold cyan]{escape(root.parameter or 'no parameter')}[/]"
+    totals = root.totals
+    if totals is not None:
+        label += (f" [dim]{totals.duration_ms / 1000:.1f} s · {totals.llm_calls} LLM calls · "
+                  f"{totals.tool_calls} tool calls · {totals.input_tokens} in / {totals.output_tokens} out tokens · "
+                  f"${totals.cost_usd:.4f}[/]")
+    return label
 
 
 # --- jobs -------------------------------------------------------------------------------------------------
@@ -217,7 +237,12 @@ def submit(
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Submit a datasheet to a dsx server, show progress, then the results with their flags."""
+    """Submit a datasheet to a dsx server, show progress, then the results with their flags.
+
+    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed, 2 on bad usage.
+
+    Example: dsx submit examples/sample-datasheet.pdf -p "Dropout voltage" -p "Quiescent current"
+    """
     if not pdf.is_file():
         fail(f"no such file: {pdf}", EXIT_USAGE)
     parameters = [_parameter(p) for p in parameter]
@@ -238,8 +263,7 @@ def submit(
             print_job(job)
         else:
             console.print(f"job {job.job_id}: {_status(job.status)} ({len(job.parameters)} parameters)")
-    if job.status in ("failed", "cancelled"):
-        raise typer.Exit(1)
+    exit_with_status(job.status)
 
 
 def _wait_with_progress(client: Any, job: Any, timeout: float, *, show: bool) -> Any:
@@ -290,7 +314,9 @@ def result(
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a job's results (values, pages, confidence, flags and review decisions)."""
+    """Show a job's results (values, pages, confidence, flags and review decisions).
+
+    Exits 0 when the job is done and unflagged, 3 when it needs review, 1 when it failed."""
     with connect(server, api_key) as client:
         from dsx_client import WaitTimeout
 
@@ -304,19 +330,23 @@ def result(
         _print_json(job)
     else:
         print_job(job)
+    exit_with_status(job.status)
 
 
 def trace(
     job_id: Annotated[str, typer.Argument(metavar="JOB", help="Job id")],
     payload: Annotated[bool, typer.Option("--payload/--no-payload",
                                           help="Include full LLM/tool inputs and outputs (JSON only)")] = False,
+    parameter: Annotated[str | None, typer.Option("--parameter", "-p",
+                                                  help="Only the agent runs of this requested parameter")] = None,
     server: ServerOption = None,
     api_key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a job's dispatch record as a tree: agent runs, their LLM calls and tool calls."""
+    """Show a job's dispatch record: one tree per parameter (with its tokens, cost and duration), under it the
+    agent run, its LLM calls and tool calls."""
     with connect(server, api_key) as client:
-        record = client.trace(job_id, payload=payload and as_json)
+        record = client.trace(job_id, payload=payload and as_json, parameter=parameter)
     if as_json:
         _print_json(record)
     elif not record.roots:
@@ -561,6 +591,10 @@ def review_corrections(
         err_console.print(f"wrote {output}")
 
 
+app = typer.Typer(name="dsx-client", help="Client for a dsx server: submit datasheets, read results and "
+                  "traces, work the review queue.", no_args_is_help=True, add_completion=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the client commands and the `review` group to ``app``."""
     app.command()(submit)
@@ -568,3 +602,10 @@ def register(app: typer.Typer) -> None:
     app.command()(result)
     app.command()(trace)
     app.add_typer(review_app, name="review")
+
+
+register(app)
+
+
+def main() -> None:
+    app()
