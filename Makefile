@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-all lint install clean
+.PHONY: serve test test-all lint install gateway-proxy clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,9 +27,13 @@ test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(if $(DSX_TEST_SLOW),,-m "not slow") $(PYTEST_ARGS)
 
+## The real LiteLLM proxy (its own .venv-gateway, pinned in the script) for the gateway test and bench/gateway.py
+gateway-proxy:
+	deploy/litellm/install-proxy.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) .venv-gateway var .pytest_cache
