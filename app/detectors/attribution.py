@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.detectors.grounding import GroundingResult, Outcome, normalised
+from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.page_text import normalised
 from app.detectors.record import Call, RunRecord, Submission
 from app.dispatch import semconv as sc
 

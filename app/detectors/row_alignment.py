@@ -17,6 +17,16 @@ import re
 from dataclasses import dataclass
 
 from app.detectors import plausibility
+from app.detectors.page_text import (
+    TextNumber,
+    find_exact,
+    find_normalised,
+    normalised,
+    number_occurs,
+    numbers_in,
+    page_view,
+)
+from app.detectors.quote_fragments import fragments, readings
 from app.documents.index import DatasheetIndex, PageInfo, Word
 
 MAX_WINDOW_ROWS = 3
@@ -57,7 +67,6 @@ class Alignment:
 
 def tokens(text: str) -> list[str]:
     """Comparable tokens of ``text``: numbers, letter runs and a few symbols, case- and form-folded."""
-    from app.detectors.grounding import normalised
 
     out: list[str] = []
     for piece in text.split():
@@ -209,7 +218,6 @@ def align(index: DatasheetIndex, page: PageInfo, fragment: str) -> Alignment | N
 def value_words(words: list[Word], numbers: dict[str, float], unit: str | None, context_text: str) -> list[Word]:
     """The words among ``words`` that print one of the reported ``numbers`` as a quantity (a bare number read
     in the units ``context_text`` prints), identifiers excluded."""
-    from app.detectors.grounding import TextNumber, number_occurs, numbers_in
 
     context_units = sorted({n.unit for n in numbers_in(context_text) if n.unit})
     found: list[Word] = []
@@ -261,21 +269,16 @@ class QuoteAlignment:
 
 
 def _words_in_span(page: PageInfo, view_text: str, start: int, end: int) -> list[Word]:
-    from app.detectors.grounding import normalised
-
     wanted = set(tokens(view_text[start:end]))
     located = normalised(view_text[start:end])
     return [w for w in page.words if set(tokens(w.text)) & wanted and normalised(w.text) in located]
 
 
 def _locate_fragment(index: DatasheetIndex, fragment: str, pages: list[int]) -> FragmentMatch | None:
-    from app.detectors.grounding import _find_exact, _find_normalised, _page_view, normalised
-    from app.detectors.quote_fragments import readings
-
     for number in pages:
         page = index.page(number)
-        view = _page_view(index, page)
-        span = _find_exact(fragment, view) or _find_normalised(normalised(fragment), view)
+        view = page_view(index, page)
+        span = find_exact(fragment, view) or find_normalised(normalised(fragment), view)
         if span is not None:
             return FragmentMatch(fragment, number, span.method, 100.0,
                                  _words_in_span(page, view.text, span.start, span.end),
@@ -296,8 +299,6 @@ def align_quote(index: DatasheetIndex, quote: str, reported_pages: list[int]) ->
     """Each printed fragment of ``quote`` located on one row or block of lines (reported pages searched first);
     ``None`` when no fragment is found anywhere, or when the quote is a single piece (the whole-quote search
     already covered it) that no row holds."""
-    from app.detectors.quote_fragments import fragments
-
     pieces = fragments(quote)
     if not pieces:
         return None

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.grounding import GroundingResult, Outcome, numbers_in
+from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.page_text import TextNumber, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -125,7 +126,6 @@ def _row_box(row: Row) -> list[float]:
 
 
 def _matches(number: float, unit: str | None, word: Word, context_units: list[str]) -> bool:
-    from app.detectors.grounding import TextNumber, number_occurs
 
     printed = numbers_in(word.text)
     candidates = list(printed) + [TextNumber(p.values, p.plus_minus, u) for p in printed if not p.unit
