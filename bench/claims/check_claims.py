@@ -44,7 +44,7 @@ CONVERSION_NOTE = "unit conversion"
 # A sign counts only where it cannot be a range dash ("2.7-5.5" is two positive numbers).
 # A dot leader ("....-55 °C", "....100 mA") ends right at a number: its dots are neither a sign barrier nor a
 # decimal point.
-_NUMBER = re.compile(r"(?:(?<![\w,])(?P<sign>\+/-|\+/–|[+\-–−±]))?(?P<digits>\d[\d,]*(?:\.\d+)?|(?<![.\d])\.\d+)")
+_NUMBER = re.compile(r"(?:(?<![\w,])(?P<sign>\+/-|\+/–|[+\-–−±∓]))?(?P<digits>\d[\d,]*(?:\.\d+)?|(?<![.\d])\.\d+)")
 _UNIT_WORD = re.compile(r"(?:[^\W\d_]|[°℃])[\w/°℃%().³²·-]*|%")
 # A prefix printed apart from its unit: "256k bytes", "2.7K Ohm".
 _SPACED_PREFIX = re.compile(r"(?<=\d)\s*([kKMGmuµ])\s+([^\W\d_]+)")
@@ -53,6 +53,14 @@ _ROLE_HEADER = re.compile(r"^(min|typ|max)(?:imum|ical)?\.?$", re.I)
 MAX_HEADER_WORDS = 12
 CELL_WORD_GAP = 6.0  # points between the words of one header cell ("Maximum Limit (ppm)")
 MAX_HEADER_DISTANCE = 200.0  # points: a Min/Typ/Max header further above heads another table
+_UNIT_HEADER = re.compile(r"^units?\.?$", re.I)
+# A sign set apart from its number ("± 12", "- 3.2"), unless a number precedes it (then it is a range dash).
+# A detached ± is a sign; a detached dash may be a minus sign or the dash of an empty cell before the next cell
+# ("IH − 1.5 10"), so it reads as either sign (marked with the otherwise unused "∓").
+_DETACHED_SIGN = re.compile(r"(?<![\d.]\s)(?<![\w,])(\+/-|\+/–|[+\-–−±])\s+(?=\d|\.\d)")
+EITHER_SIGN = "∓"
+# Text layers that print a Cyrillic letter for its Latin look-alike ("°С" with a Cyrillic Es).
+_LATIN_LOOKALIKES = str.maketrans("АВЕКМНОРСТХаеорсх", "ABEKMHOPCTXaeopcx")
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class Printed:
 
     magnitude: float
     signs: frozenset[int]
+    symmetric: bool = False  # printed ±X: a negative min or a positive typical / max
 
 
 @dataclass
@@ -91,11 +100,15 @@ def printed_numbers(text: str) -> list[Printed]:
     """Every number printed in ``text`` with its sign; ``a,b`` yields both the decimal-comma and the
     thousands-separator reading."""
     found: list[Printed] = []
-    for match in _NUMBER.finditer(text):
+    def attached(match: re.Match[str]) -> str:
+        return match.group(1) if match.group(1) in ("±", "+/-", "+/–", "+") else EITHER_SIGN
+
+    for match in _NUMBER.finditer(_DETACHED_SIGN.sub(attached, text)):
         sign = match.group("sign") or ""
-        signs = frozenset({-1, 1}) if sign in ("±", "+/-", "+/–") else frozenset({-1} if sign in "-–−" and sign
-                                                                               else {1})
-        found += [Printed(magnitude, signs) for magnitude in _readings(match.group("digits"))]
+        symmetric = sign in ("±", "+/-", "+/–")
+        signs = frozenset({-1, 1}) if symmetric or sign == EITHER_SIGN else frozenset({-1} if sign in "-–−" and sign
+                                                                                       else {1})
+        found += [Printed(magnitude, signs, symmetric) for magnitude in _readings(match.group("digits"))]
     return found
 
 
@@ -109,7 +122,7 @@ def is_printed(value: float, field: str, printed: list[Printed], converted: bool
     powers = range(-3, 4) if converted else (0,)
     for number in printed:
         for sign in number.signs:
-            if len(number.signs) > 1 and (sign < 0) != (field == "min"):
+            if number.symmetric and (sign < 0) != (field == "min"):
                 continue
             if any(_close(sign * number.magnitude * 1000.0**power, value) for power in powers):
                 return True
@@ -128,6 +141,7 @@ def _clean_token(token: str) -> str:
 
 
 def _unit_tokens(text: str) -> set[str]:
+    text = text.translate(_LATIN_LOOKALIKES)
     tokens = list(_UNIT_WORD.findall(text)) + ["".join(m) for m in _SPACED_PREFIX.findall(text)]
     return {ascii_unit(_clean_token(token)) for token in tokens} - {""}
 

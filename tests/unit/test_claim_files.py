@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evaluation.claims import Claim
 from tests.support.claim_checker import checker
 from tests.support.paths import REPO_ROOT
 
@@ -64,3 +65,42 @@ def test_a_conversion_note_allows_another_prefix_and_nothing_else(datasheets_dir
     assert checker().check_file(_edited(tmp_path, scaled), datasheets_dir)
     noted = checker().check_file(_edited(tmp_path, scaled_and_noted), datasheets_dir)
     assert not any("not printed in source_text" in p for p in noted)
+
+
+def _page_problems(tmp_path: Path, lines: list[tuple[float, float, str]], source: str, unit: str,
+                   **fields: float) -> list[str]:
+    """The checker's problems for an invented claim on a one-page PDF printing ``lines`` (x, y, text)."""
+    import pymupdf
+
+    pdf_path = tmp_path / "invented.pdf"
+    with pymupdf.open() as pdf:
+        page = pdf.new_page()
+        page.insert_font(fontname="uni", fontbuffer=pymupdf.Font("cjk").buffer)  # has Cyrillic and ±
+        for x, y, text in lines:
+            page.insert_text((x, y), text, fontsize=9, fontname="uni")
+        pdf.save(pdf_path)
+    claim = Claim(id="part-x", document="part", parameter="Invented", unit=unit, page=1, source_text=source,
+                  kind="range" if "min" in fields and "max" in fields else "typical", **fields)
+    return checker().claim_problems(claim, checker().read_page(pdf_path, 1))
+
+
+def test_a_sign_printed_apart_from_its_number_is_read(tmp_path: Path) -> None:
+    lines = [(40, 100, "Offset drift - 4.7 uV/K"), (40, 120, "Gate bias ± 15 V")]
+    assert _page_problems(tmp_path, lines, "Offset drift - 4.7 uV/K", "uV/K", typical=-4.7) == []
+    assert _page_problems(tmp_path, lines, "Gate bias ± 15 V", "V", min=-15, max=15) == []
+    flipped = _page_problems(tmp_path, lines, "Gate bias ± 15 V", "V", min=15, max=15)
+    assert any("min 15.0 not printed" in p for p in flipped)
+
+
+def test_a_dash_between_two_numbers_stays_a_range_dash(tmp_path: Path) -> None:
+    lines = [(40, 100, "Input range 2.2 - 6.3 V")]
+    assert _page_problems(tmp_path, lines, "Input range 2.2 - 6.3 V", "V", min=2.2, max=6.3) == []
+    negative = _page_problems(tmp_path, lines, "Input range 2.2 - 6.3 V", "V", min=-6.3, max=2.2)
+    assert any("min -6.3 not printed" in p for p in negative)
+
+
+def test_a_unit_printed_with_latin_lookalike_letters_is_read(tmp_path: Path) -> None:
+    # the degree unit as some text layers print it: a Cyrillic capital Es after the degree sign
+    problems = _page_problems(tmp_path, [(40, 100, "Ambient TA -25 ~ +85 °\u0421")], "Ambient TA -25 ~ +85 °\u0421",
+                              "degC", min=-25, max=85)
+    assert problems == []
