@@ -53,14 +53,15 @@ _ROLE_HEADER = re.compile(r"^(min|typ|max)(?:imum|ical)?\.?$", re.I)
 MAX_HEADER_WORDS = 12
 CELL_WORD_GAP = 6.0  # points between the words of one header cell ("Maximum Limit (ppm)")
 MAX_HEADER_DISTANCE = 200.0  # points: a Min/Typ/Max header further above heads another table
+MAX_UNIT_SPAN = 40.0  # points: a unit centred on a block of rows sits at most this far below a row of it
 _UNIT_HEADER = re.compile(r"^units?\.?$", re.I)
 # A sign set apart from its number ("± 12", "- 3.2"), unless a number precedes it (then it is a range dash).
 # A detached ± is a sign; a detached dash may be a minus sign or the dash of an empty cell before the next cell
 # ("IH − 1.5 10"), so it reads as either sign (marked with the otherwise unused "∓").
 _DETACHED_SIGN = re.compile(r"(?<![\d.]\s)(?<![\w,])(\+/-|\+/–|[+\-–−±])\s+(?=\d|\.\d)")
 EITHER_SIGN = "∓"
-# Text layers that print a Cyrillic letter for its Latin look-alike ("°С" with a Cyrillic Es).
-_LATIN_LOOKALIKES = str.maketrans("АВЕКМНОРСТХаеорсх", "ABEKMHOPCTXaeopcx")
+# Text layers that print a look-alike for a unit's letter: a Cyrillic Es in "°С", a ring above in "˚C/W".
+_LATIN_LOOKALIKES = str.maketrans("АВЕКМНОРСТХаеорсх˚", "ABEKMHOPCTXaeopcx°")
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,12 @@ def _converts(token: str, unit: str) -> bool:
     return convert(1.0, token, unit) is not None and token.casefold() != unit.casefold()
 
 
+def _prints_magnitude(word: str, value: float) -> bool:
+    """``word`` prints ``value`` up to its sign (which a table may print as a word of its own) and prefix."""
+    return any(is_printed(abs(value), "max", [Printed(n.magnitude, frozenset({1}))], True)
+               for n in printed_numbers(word))
+
+
 def _header_cell(page: Page, word: tuple[float, float, float, float, str]) -> list[str]:
     """The words of the header cell ``word`` is part of: its line's words chained to it by word-sized gaps."""
     line = sorted((w for w in page.words if abs(w[1] - word[1]) < 3), key=lambda w: w[0])
@@ -176,7 +183,7 @@ def _words_heading(page: Page, source: str, value: float, field: str) -> str:
     source_words = set(source.split())
     near: list[str] = []
     for x0, y0, x1, _y1, text in page.words:
-        if text not in source_words or not is_printed(value, field, printed_numbers(text), True):
+        if text not in source_words or not _prints_magnitude(text, value):
             continue
         for word in page.words:
             wx0, wy0, wx1 = word[0], word[1], word[2]
@@ -185,6 +192,29 @@ def _words_heading(page: Page, source: str, value: float, field: str) -> str:
             elif y0 - MAX_HEADER_DISTANCE <= wy0 < y0 and wx0 < x1 and wx1 > x0:
                 near += _header_cell(page, word)
     return " ".join(near)
+
+
+def _unit_column_cells(page: Page, source: str, value: float, field: str) -> str:
+    """Text of the Unit column cells nearest above and below each word of the quote printing ``value``: a table
+    prints a unit once for a block of rows, on its first row or centred on the block (``mV/°C`` one row up)."""
+    source_words = set(source.split())
+    cells: list[str] = []
+    for _x0, y0, _x1, _y1, text in page.words:
+        if text not in source_words or not _prints_magnitude(text, value):
+            continue
+        headers = [w for w in page.words if _UNIT_HEADER.match(w[4]) and w[1] < y0 - 1]
+        if not headers:
+            continue
+        header = max(headers, key=lambda w: w[1])
+        column = [w for w in page.words if header[1] + 1 < w[1] and w[0] < header[2] + CELL_WORD_GAP
+                  and w[2] > header[0] - CELL_WORD_GAP and not _prints_magnitude(w[4], value)]
+        above = [w for w in column if w[1] <= y0 + 3]
+        below = [w for w in column if y0 + 3 < w[1] <= y0 + MAX_UNIT_SPAN]
+        for nearest in (max(above, key=lambda w: w[1]) if above else None,
+                        min(below, key=lambda w: w[1]) if below else None):
+            if nearest is not None:
+                cells += [w[4] for w in column if abs(w[1] - nearest[1]) < 3]
+    return " ".join(cells)
 
 
 def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> list[str]:
@@ -196,7 +226,8 @@ def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> lis
         return []
     if converted and any(_converts(token, unit) for token in in_source):
         return []
-    heading = _unit_tokens(" ".join(_words_heading(page, source, v, f) for f, v in claim.stated_fields.items()))
+    heading = _unit_tokens(" ".join(_words_heading(page, source, v, f) + " " + _unit_column_cells(page, source, v, f)
+                                    for f, v in claim.stated_fields.items()))
     if any(_same_unit(token, unit) for token in heading):
         return []
     if converted and any(_converts(token, unit) for token in heading):

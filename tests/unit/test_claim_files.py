@@ -104,3 +104,25 @@ def test_a_unit_printed_with_latin_lookalike_letters_is_read(tmp_path: Path) -> 
     problems = _page_problems(tmp_path, [(40, 100, "Ambient TA -25 ~ +85 °\u0421")], "Ambient TA -25 ~ +85 °\u0421",
                               "degC", min=-25, max=85)
     assert problems == []
+
+
+_UNIT_COLUMN_TABLE = [
+    (40, 100, "Parameter"), (200, 100, "Min"), (250, 100, "Typ"), (300, 100, "Max"), (350, 100, "Unit"),
+    (40, 120, "Leak current Vx = 3 V"), (250, 120, "0.4"), (300, 120, "1.1"), (350, 120, "nA"),
+    (40, 135, "Vx = 9 V"), (250, 135, "0.8"), (300, 135, "2.6"),
+    (40, 160, "Hold time"), (200, 160, "17"), (250, 160, "23"),
+    (40, 175, "Setup time"), (200, 175, "12"), (250, 175, "19"), (350, 168, "ps"),
+]
+
+
+def test_a_unit_printed_once_for_a_block_of_rows_in_the_unit_column_is_read(tmp_path: Path) -> None:
+    assert _page_problems(tmp_path, _UNIT_COLUMN_TABLE, "Vx = 9 V 0.8 2.6", "nA", typical=0.8, max=2.6) == []
+    # a unit cell centred on its block sits below the block's first row
+    assert _page_problems(tmp_path, _UNIT_COLUMN_TABLE, "Hold time 17 23", "ps", min=17, typical=23) == []
+    wrong = _page_problems(tmp_path, _UNIT_COLUMN_TABLE, "Vx = 9 V 0.8 2.6", "uA", typical=0.8, max=2.6)
+    assert any("unit 'uA' printed neither" in p for p in wrong)
+
+
+def test_a_ring_above_printed_for_the_degree_sign_is_read(tmp_path: Path) -> None:
+    lines = [(40, 100, "Theta JA 88 \u02daC/W")]
+    assert _page_problems(tmp_path, lines, "Theta JA 88 \u02daC/W", "degC/W", typical=88) == []
