@@ -53,7 +53,9 @@ _ROLE_HEADER = re.compile(r"^(min|typ|max)(?:imum|ical)?\.?$", re.I)
 MAX_HEADER_WORDS = 12
 CELL_WORD_GAP = 6.0  # points between the words of one header cell ("Maximum Limit (ppm)")
 MAX_HEADER_DISTANCE = 200.0  # points: a Min/Typ/Max header further above heads another table
+NEW_TABLE_GAP = 15.0  # points: a header cell this far below a header line belongs to a header of its own
 MAX_UNIT_SPAN = 40.0  # points: a unit centred on a block of rows sits at most this far below a row of it
+ROLES = ("min", "typ", "max")
 _UNIT_HEADER = re.compile(r"^units?\.?$", re.I)
 # A sign set apart from its number ("± 12", "- 3.2"), unless a number precedes it (then it is a range dash).
 # A detached ± is a sign; a detached dash may be a minus sign or the dash of an empty cell before the next cell
@@ -237,30 +239,43 @@ def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> lis
 
 
 def _role_columns(words: list[tuple[float, float, float, float, str]],
-                  below_y: float) -> dict[str, tuple[float, float]]:
-    """x-ranges of the nearest Min/Typ/Max header line above ``below_y``: a short line with at least two of the
-    three, capitalised, left to right (a prose line saying "minimum ... maximum" is no header)."""
+                  below_y: float) -> list[tuple[str, float, float]]:
+    """Roles and x-ranges of the nearest Min/Typ/Max header line above ``below_y``: a short line with at least
+    two of the three, capitalised, left to right, once or once per grade ("Min Typ Max Min Typ Max"); a prose line
+    saying "minimum ... maximum" is no header."""
     lines: dict[int, list[tuple[float, float, str]]] = {}
     for x0, y0, x1, _y1, text in words:
-        if below_y - MAX_HEADER_DISTANCE <= y0 <= below_y + 1:
+        if y0 <= below_y + 1:
             lines.setdefault(round(y0), []).append((x0, x1, text.strip()))
-    headers: list[tuple[int, dict[str, tuple[float, float]]]] = []
+    headers: list[tuple[int, list[tuple[str, float, float]]]] = []
     for y, line in lines.items():
-        roles = {m.group(1).lower(): (x0, x1) for x0, x1, text in line
-                 if text[:1].isupper() and (m := _ROLE_HEADER.match(text))}
-        in_order = [role for role in ("min", "typ", "max") if role in roles]
-        lefts = [roles[role][0] for role in in_order]
-        if len(roles) >= 2 and len(line) <= MAX_HEADER_WORDS and lefts == sorted(lefts):
+        roles = sorted(((m.group(1).lower(), x0, x1) for x0, x1, text in line
+                        if text[:1].isupper() and (m := _ROLE_HEADER.match(text))), key=lambda role: role[1])
+        order = [ROLES.index(role) for role, _x0, _x1 in roles]
+        # each group left to right: a Min at or left of the role before starts the next group
+        groups_in_order = all(b > a or b == 0 for a, b in zip(order, order[1:], strict=False))
+        if len({role for role, _x0, _x1 in roles}) >= 2 and len(line) <= MAX_HEADER_WORDS and groups_in_order:
             headers.append((y, roles))
-    return max(headers, key=lambda item: item[0])[1] if headers else {}
+    if not headers:
+        return []
+    header_y, roles = max(headers, key=lambda item: item[0])
+    # A Unit header below the Min/Typ/Max line (and not in its multi-line header) starts another table.
+    if any(_UNIT_HEADER.match(text.strip()) and header_y + NEW_TABLE_GAP < y0 < below_y - 1
+           for _x0, y0, _x1, _y1, text in words):
+        return []
+    return roles
 
 
-def _column_of(x0: float, x1: float, columns: dict[str, tuple[float, float]]) -> str | None:
+def _column_of(x0: float, x1: float, columns: list[tuple[str, float, float]]) -> str | None:
     centre = (x0 + x1) / 2
-    nearest = min(columns.items(), key=lambda item: abs((item[1][0] + item[1][1]) / 2 - centre))
-    left, right = nearest[1]
+    role, left, right = min(columns, key=lambda column: abs((column[1] + column[2]) / 2 - centre))
     width = max(right - left, 12.0)
-    return nearest[0] if abs((left + right) / 2 - centre) <= width else None
+    return role if abs((left + right) / 2 - centre) <= width else None
+
+
+def _negative_half_of_stated_limit(claim: Claim, value: float, printed: list[Printed]) -> bool:
+    return value < 0 and -value in (claim.typical, claim.max) and any(
+        number.symmetric and _close(number.magnitude, -value) for number in printed)
 
 
 def printed_columns(claim: Claim, page: Page, source: str) -> dict[str, set[str]]:
@@ -271,8 +286,11 @@ def printed_columns(claim: Claim, page: Page, source: str) -> dict[str, set[str]
     for field, value in claim.stated_fields.items():
         roles_found: set[str] = set()
         for x0, y0, x1, _y1, text in page.words:
-            if text not in source_words or not is_printed(value, field, printed_numbers(text), False):
+            printed = printed_numbers(text)
+            if text not in source_words or not is_printed(value, field, printed, False):
                 continue
+            if field == "min" and _negative_half_of_stated_limit(claim, value, printed):
+                continue  # "±X" states both limits in one cell: its column is checked through the positive one
             columns = _role_columns(page.words, y0)
             role = _column_of(x0, x1, columns) if columns else None
             if role is None:
@@ -288,6 +306,17 @@ def column_problems(claim: Claim, page: Page, source: str) -> list[str]:
     """Where the printed value sits under a Min/Typ/Max header, it must be that of the claim's field."""
     return [f"{field} {getattr(claim, field)} is printed in the {'/'.join(sorted(roles))} column"
             for field, roles in printed_columns(claim, page, source).items() if ROLE_OF_FIELD[field] not in roles]
+
+
+def _ordered_by_magnitude(claim: Claim, ordered: list[float], page: Page, source: str) -> bool:
+    """Negative quantities whose Min/Typ/Max columns are ordered by magnitude (Typ -1.4, Max -2.7): accepted
+    where the page's columns place every stated value in its field's column."""
+    magnitudes = [abs(v) for v in ordered]
+    if any(v > 0 for v in ordered) or magnitudes != sorted(magnitudes):
+        return False
+    columns = printed_columns(claim, page, source)
+    return set(columns) == set(claim.stated_fields) and all(
+        ROLE_OF_FIELD[field] in roles for field, roles in columns.items())
 
 
 def claim_problems(claim: Claim, page: Page) -> list[str]:
@@ -308,7 +337,7 @@ def claim_problems(claim: Claim, page: Page) -> list[str]:
             problems.append(f"{field} {value} not printed in source_text (with its sign, in the claim's unit)")
     stated = [claim.min, claim.typical, claim.max]
     ordered = [v for v in stated if v is not None]
-    if ordered != sorted(ordered):
+    if ordered != sorted(ordered) and not _ordered_by_magnitude(claim, ordered, page, source):
         problems.append(f"min/typical/max out of order: {claim.min}/{claim.typical}/{claim.max}")
     problems += unit_problems(claim, source, page, converted)
     if not problems:

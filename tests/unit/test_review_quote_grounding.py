@@ -127,5 +127,5 @@ def test_an_answer_with_only_a_quote_is_still_grounded(table: DatasheetIndex) ->
 def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
     from app.detectors.grounding import numbers_in
 
-    assert [(n.values[0], n.unit) for n in numbers_in("Power rating ..........2 watts")] == [(2.0, "watts")]
+    assert [(n.values[0], n.unit) for n in numbers_in("Heater load ..........7 watts")] == [(7.0, "watts")]
     assert [n.values[0] for n in numbers_in("into VDD pin ....100 mA, ver.5, 1.5 V")] == [100.0, 1.5]
