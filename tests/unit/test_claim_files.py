@@ -126,3 +126,51 @@ def test_a_unit_printed_once_for_a_block_of_rows_in_the_unit_column_is_read(tmp_
 def test_a_ring_above_printed_for_the_degree_sign_is_read(tmp_path: Path) -> None:
     lines = [(40, 100, "Theta JA 88 \u02daC/W")]
     assert _page_problems(tmp_path, lines, "Theta JA 88 \u02daC/W", "degC/W", typical=88) == []
+
+
+def _table(rows: list[tuple[float, list[tuple[float, str]]]]) -> list[tuple[float, float, str]]:
+    return [(x, y, text) for y, cells in rows for x, text in cells]
+
+
+_GRADES_HEADER = (100, [(40, "Parameter"), (200, "Min"), (240, "Typ"), (280, "Max"), (330, "Min"), (370, "Typ"),
+                        (410, "Max"), (460, "Unit")])
+
+
+def test_negative_limits_ordered_by_magnitude_in_their_columns_pass(tmp_path: Path) -> None:
+    lines = _table([_GRADES_HEADER, (120, [(40, "Line ratio"), (240, "-0.8"), (280, "-3.1"), (370, "-0.9"),
+                                           (410, "-3.3"), (460, "mV/V")])])
+    source = "Line ratio -0.8 -3.1 -0.9 -3.3 mV/V"
+    assert _page_problems(tmp_path, lines, source, "mV/V", typical=-0.8, max=-3.1) == []
+    # the second grade's columns: the repeated Min/Typ/Max group is read as well
+    assert _page_problems(tmp_path, lines, source, "mV/V", typical=-0.9, max=-3.3) == []
+    # in signed order, but the columns say otherwise
+    crossed = _page_problems(tmp_path, lines, source, "mV/V", typical=-3.1, max=-0.8)
+    assert any("typical -3.1 is printed in the max column" in p for p in crossed)
+
+
+def test_magnitude_order_needs_the_columns_to_confirm_it(tmp_path: Path) -> None:
+    lines = [(40, 100, "Drift -0.8 to -3.1 mV/K")]
+    problems = _page_problems(tmp_path, lines, "Drift -0.8 to -3.1 mV/K", "mV/K", min=-0.8, max=-3.1)
+    assert any("out of order" in p for p in problems)
+
+
+def test_a_symmetric_limit_in_the_max_column_states_the_min_too(tmp_path: Path) -> None:
+    lines = _table([(100, [(40, "Parameter"), (200, "Min"), (250, "Typ"), (300, "Max"), (350, "Unit")]),
+                    (120, [(40, "Gain error"), (250, "±0.2"), (300, "±1.5"), (350, "%")])])
+    assert _page_problems(tmp_path, lines, "Gain error ±0.2 ±1.5 %", "%", min=-1.5, max=1.5) == []
+    as_typical = _page_problems(tmp_path, lines, "Gain error ±0.2 ±1.5 %", "%", min=-1.5, typical=1.5)
+    assert any("typical 1.5 is printed in the max column" in p for p in as_typical)
+
+
+def test_a_long_table_keeps_its_header_and_a_later_unit_header_starts_another(tmp_path: Path) -> None:
+    rows: list[tuple[float, list[tuple[float, str]]]] = [
+        (60, [(40, "Parameter"), (200, "Min"), (250, "Typ"), (300, "Max"), (350, "Unit")])]
+    rows += [(80 + 15 * i, [(40, f"Row {i}"), (250, f"{i + 1}.5"), (350, "V")]) for i in range(18)]
+    rows += [(380, [(40, "Sink current"), (200, "31"), (250, "44"), (300, "58"), (350, "mA")]),
+             (420, [(40, "Package"), (220, "QFN"), (290, "SOIC"), (350, "Unit")]),
+             (440, [(40, "Theta JA"), (220, "48"), (290, "97"), (350, "K/W")])]
+    lines = _table(rows)
+    far = _page_problems(tmp_path, lines, "Sink current 31 44 58 mA", "mA", typical=58)
+    assert any("typical 58.0 is printed in the max column" in p for p in far)
+    # the package table has no Min/Typ/Max header of its own: the one above heads another table
+    assert _page_problems(tmp_path, lines, "Theta JA 48 97 K/W", "K/W", typical=97) == []
