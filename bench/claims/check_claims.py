@@ -8,13 +8,19 @@ For every claim, with whitespace collapsed to single spaces as the claims README
 
 * ``source_text`` occurs on the stated page and is at most 200 characters, and every needle occurs in it;
 * every stated number (min / typical / max) is printed **in** ``source_text`` with its sign: ``-40`` is -40,
-  ``±0.5`` may be a min of -0.5 or a max of +0.5, an unsigned number is positive; ``5,25`` and ``1,000`` read
-  both ways. In another unit prefix than the page (1250 mW as 1.25 W) only when ``notes`` says "unit conversion";
-* the claim's unit is printed in ``source_text`` or on the page (same unit, any spelling), or converts from a
-  unit printed in ``source_text`` when ``notes`` says "unit conversion";
-* ``min <= typical <= max``;
-* where the page has a Min / Typ / Max header above the printed value, the value sits in the column of the
-  field the claim names (word x-positions against the header words' x-ranges).
+  ``±0.5`` (also ``± 0.5``) may be a min of -0.5 or a max of +0.5, an unsigned number is positive, a dash set
+  apart from the number ("- 3.2") may be a sign or an empty cell before it; ``5,25`` and ``1,000`` read both
+  ways. In another unit prefix than the page (1250 mW as 1.25 W) only when ``notes`` says "unit conversion";
+* the claim's unit is printed in ``source_text``, on the value's line, over its column, or in the table's Unit
+  column once for the block of rows the value is in (nearest unit cell above, or just below when the cell is
+  centred on the block); any spelling, look-alike letters included ("°С" with a Cyrillic Es, "˚C"); or it
+  converts from a unit printed there when ``notes`` says "unit conversion";
+* ``min <= typical <= max``, or for a negative quantity, ordered by magnitude (Typ -1.4, Max -2.7) where the
+  Min / Typ / Max columns place every stated value in its own field's column;
+* where the page has a Min / Typ / Max header above the printed value (in the same table: a later Unit header
+  starts another), the value sits in the column of the field the claim names (word x-positions against the
+  header words' x-ranges; a header may repeat Min Typ Max once per grade). ``±X`` printed in one column states
+  the min as well as the limit of that column.
 
 Exits 1 when any claim fails, printing one line per problem.
 """
