@@ -65,7 +65,8 @@ ROLES = ("min", "typ", "max")
 _UNIT_HEADER = re.compile(r"^units?\.?$", re.I)
 # A sign set apart from its number ("± 12", "- 3.2"), unless a number precedes it (then it is a range dash).
 # A detached ± is a sign; a detached dash may be a minus sign or the dash of an empty cell before the next cell
-# ("IH − 1.5 10"), so it reads as either sign (marked with the otherwise unused "∓").
+# ("IH − 1.5 10"), so it reads as either sign (marked with the otherwise unused "∓"); after a colon it is a
+# list bullet.
 _DETACHED_SIGN = re.compile(r"(?<![\d.]\s)(?<![\w,])(\+/-|\+/–|[+\-–−±])\s+(?=\d|\.\d)")
 EITHER_SIGN = "∓"
 # Text layers that print a look-alike for a unit's letter: a Cyrillic Es in "°С", a ring above in "˚C/W".
@@ -110,7 +111,11 @@ def printed_numbers(text: str) -> list[Printed]:
     thousands-separator reading."""
     found: list[Printed] = []
     def attached(match: re.Match[str]) -> str:
-        return match.group(1) if match.group(1) in ("±", "+/-", "+/–", "+") else EITHER_SIGN
+        if match.group(1) in ("±", "+/-", "+/–", "+"):
+            return match.group(1)
+        if match.string[:match.start()].rstrip().endswith(":"):
+            return match.group(0)  # a list bullet after a colon ("Operation: - 2 MHz"), no sign
+        return EITHER_SIGN
 
     for match in _NUMBER.finditer(_DETACHED_SIGN.sub(attached, text)):
         sign = match.group("sign") or ""

@@ -92,6 +92,13 @@ def test_a_sign_printed_apart_from_its_number_is_read(tmp_path: Path) -> None:
     assert any("min 15.0 not printed" in p for p in flipped)
 
 
+def test_a_list_bullet_after_a_colon_is_no_sign(tmp_path: Path) -> None:
+    lines = [(40, 100, "Fast settling: - 7 us to 0.1 %")]
+    assert _page_problems(tmp_path, lines, "Fast settling: - 7 us to 0.1 %", "us", typical=7) == []
+    negative = _page_problems(tmp_path, lines, "Fast settling: - 7 us to 0.1 %", "us", typical=-7)
+    assert any("typical -7.0 not printed" in p for p in negative)
+
+
 def test_a_dash_between_two_numbers_stays_a_range_dash(tmp_path: Path) -> None:
     lines = [(40, 100, "Input range 2.2 - 6.3 V")]
     assert _page_problems(tmp_path, lines, "Input range 2.2 - 6.3 V", "V", min=2.2, max=6.3) == []
