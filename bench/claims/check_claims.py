@@ -8,13 +8,19 @@ For every claim, with whitespace collapsed to single spaces as the claims README
 
 * ``source_text`` occurs on the stated page and is at most 200 characters, and every needle occurs in it;
 * every stated number (min / typical / max) is printed **in** ``source_text`` with its sign: ``-40`` is -40,
-  ``±0.5`` may be a min of -0.5 or a max of +0.5, an unsigned number is positive; ``5,25`` and ``1,000`` read
-  both ways. In another unit prefix than the page (1250 mW as 1.25 W) only when ``notes`` says "unit conversion";
-* the claim's unit is printed in ``source_text`` or on the page (same unit, any spelling), or converts from a
-  unit printed in ``source_text`` when ``notes`` says "unit conversion";
-* ``min <= typical <= max``;
-* where the page has a Min / Typ / Max header above the printed value, the value sits in the column of the
-  field the claim names (word x-positions against the header words' x-ranges).
+  ``±0.5`` (also ``± 0.5``) may be a min of -0.5 or a max of +0.5, an unsigned number is positive, a dash set
+  apart from the number ("- 3.2") may be a sign or an empty cell before it; ``5,25`` and ``1,000`` read both
+  ways. In another unit prefix than the page (1250 mW as 1.25 W) only when ``notes`` says "unit conversion";
+* the claim's unit is printed in ``source_text``, on the value's line, over its column, or in the table's Unit
+  column once for the block of rows the value is in (nearest unit cell above, or just below when the cell is
+  centred on the block); any spelling, look-alike letters included ("°С" with a Cyrillic Es, "˚C"); or it
+  converts from a unit printed there when ``notes`` says "unit conversion";
+* ``min <= typical <= max``, or for a negative quantity, ordered by magnitude (Typ -1.4, Max -2.7) where the
+  Min / Typ / Max columns place every stated value in its own field's column;
+* where the page has a Min / Typ / Max header above the printed value (in the same table: a later Unit header
+  starts another), the value sits in the column of the field the claim names (word x-positions against the
+  header words' x-ranges; a header may repeat Min Typ Max once per grade). ``±X`` printed in one column states
+  the min as well as the limit of that column.
 
 Exits 1 when any claim fails, printing one line per problem.
 """
@@ -44,7 +50,7 @@ CONVERSION_NOTE = "unit conversion"
 # A sign counts only where it cannot be a range dash ("2.7-5.5" is two positive numbers).
 # A dot leader ("....-55 °C", "....100 mA") ends right at a number: its dots are neither a sign barrier nor a
 # decimal point.
-_NUMBER = re.compile(r"(?:(?<![\w,])(?P<sign>\+/-|\+/–|[+\-–−±]))?(?P<digits>\d[\d,]*(?:\.\d+)?|(?<![.\d])\.\d+)")
+_NUMBER = re.compile(r"(?:(?<![\w,])(?P<sign>\+/-|\+/–|[+\-–−±∓]))?(?P<digits>\d[\d,]*(?:\.\d+)?|(?<![.\d])\.\d+)")
 _UNIT_WORD = re.compile(r"(?:[^\W\d_]|[°℃])[\w/°℃%().³²·-]*|%")
 # A prefix printed apart from its unit: "256k bytes", "2.7K Ohm".
 _SPACED_PREFIX = re.compile(r"(?<=\d)\s*([kKMGmuµ])\s+([^\W\d_]+)")
@@ -53,6 +59,18 @@ _ROLE_HEADER = re.compile(r"^(min|typ|max)(?:imum|ical)?\.?$", re.I)
 MAX_HEADER_WORDS = 12
 CELL_WORD_GAP = 6.0  # points between the words of one header cell ("Maximum Limit (ppm)")
 MAX_HEADER_DISTANCE = 200.0  # points: a Min/Typ/Max header further above heads another table
+NEW_TABLE_GAP = 15.0  # points: a header cell this far below a header line belongs to a header of its own
+MAX_UNIT_SPAN = 40.0  # points: a unit centred on a block of rows sits at most this far below a row of it
+ROLES = ("min", "typ", "max")
+_UNIT_HEADER = re.compile(r"^units?\.?$", re.I)
+# A sign set apart from its number ("± 12", "- 3.2"), unless a number precedes it (then it is a range dash).
+# A detached ± is a sign; a detached dash may be a minus sign or the dash of an empty cell before the next cell
+# ("IH − 1.5 10"), so it reads as either sign (marked with the otherwise unused "∓"); after a colon it is a
+# list bullet.
+_DETACHED_SIGN = re.compile(r"(?<![\d.]\s)(?<![\w,])(\+/-|\+/–|[+\-–−±])\s+(?=\d|\.\d)")
+EITHER_SIGN = "∓"
+# Text layers that print a look-alike for a unit's letter: a Cyrillic Es in "°С", a ring above in "˚C/W".
+_LATIN_LOOKALIKES = str.maketrans("АВЕКМНОРСТХаеорсх˚", "ABEKMHOPCTXaeopcx°")
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,7 @@ class Printed:
 
     magnitude: float
     signs: frozenset[int]
+    symmetric: bool = False  # printed ±X: a negative min or a positive typical / max
 
 
 @dataclass
@@ -91,11 +110,19 @@ def printed_numbers(text: str) -> list[Printed]:
     """Every number printed in ``text`` with its sign; ``a,b`` yields both the decimal-comma and the
     thousands-separator reading."""
     found: list[Printed] = []
-    for match in _NUMBER.finditer(text):
+    def attached(match: re.Match[str]) -> str:
+        if match.group(1) in ("±", "+/-", "+/–", "+"):
+            return match.group(1)
+        if match.string[:match.start()].rstrip().endswith(":"):
+            return match.group(0)  # a list bullet after a colon ("Operation: - 2 MHz"), no sign
+        return EITHER_SIGN
+
+    for match in _NUMBER.finditer(_DETACHED_SIGN.sub(attached, text)):
         sign = match.group("sign") or ""
-        signs = frozenset({-1, 1}) if sign in ("±", "+/-", "+/–") else frozenset({-1} if sign in "-–−" and sign
-                                                                               else {1})
-        found += [Printed(magnitude, signs) for magnitude in _readings(match.group("digits"))]
+        symmetric = sign in ("±", "+/-", "+/–")
+        signs = frozenset({-1, 1}) if symmetric or sign == EITHER_SIGN else frozenset({-1} if sign in "-–−" and sign
+                                                                                       else {1})
+        found += [Printed(magnitude, signs, symmetric) for magnitude in _readings(match.group("digits"))]
     return found
 
 
@@ -109,7 +136,7 @@ def is_printed(value: float, field: str, printed: list[Printed], converted: bool
     powers = range(-3, 4) if converted else (0,)
     for number in printed:
         for sign in number.signs:
-            if len(number.signs) > 1 and (sign < 0) != (field == "min"):
+            if number.symmetric and (sign < 0) != (field == "min"):
                 continue
             if any(_close(sign * number.magnitude * 1000.0**power, value) for power in powers):
                 return True
@@ -128,6 +155,7 @@ def _clean_token(token: str) -> str:
 
 
 def _unit_tokens(text: str) -> set[str]:
+    text = text.translate(_LATIN_LOOKALIKES)
     tokens = list(_UNIT_WORD.findall(text)) + ["".join(m) for m in _SPACED_PREFIX.findall(text)]
     return {ascii_unit(_clean_token(token)) for token in tokens} - {""}
 
@@ -142,6 +170,12 @@ def _same_unit(token: str, unit: str) -> bool:
 
 def _converts(token: str, unit: str) -> bool:
     return convert(1.0, token, unit) is not None and token.casefold() != unit.casefold()
+
+
+def _prints_magnitude(word: str, value: float) -> bool:
+    """``word`` prints ``value`` up to its sign (which a table may print as a word of its own) and prefix."""
+    return any(is_printed(abs(value), "max", [Printed(n.magnitude, frozenset({1}))], True)
+               for n in printed_numbers(word))
 
 
 def _header_cell(page: Page, word: tuple[float, float, float, float, str]) -> list[str]:
@@ -162,7 +196,7 @@ def _words_heading(page: Page, source: str, value: float, field: str) -> str:
     source_words = set(source.split())
     near: list[str] = []
     for x0, y0, x1, _y1, text in page.words:
-        if text not in source_words or not is_printed(value, field, printed_numbers(text), True):
+        if text not in source_words or not _prints_magnitude(text, value):
             continue
         for word in page.words:
             wx0, wy0, wx1 = word[0], word[1], word[2]
@@ -171,6 +205,29 @@ def _words_heading(page: Page, source: str, value: float, field: str) -> str:
             elif y0 - MAX_HEADER_DISTANCE <= wy0 < y0 and wx0 < x1 and wx1 > x0:
                 near += _header_cell(page, word)
     return " ".join(near)
+
+
+def _unit_column_cells(page: Page, source: str, value: float, field: str) -> str:
+    """Text of the Unit column cells nearest above and below each word of the quote printing ``value``: a table
+    prints a unit once for a block of rows, on its first row or centred on the block (``mV/°C`` one row up)."""
+    source_words = set(source.split())
+    cells: list[str] = []
+    for _x0, y0, _x1, _y1, text in page.words:
+        if text not in source_words or not _prints_magnitude(text, value):
+            continue
+        headers = [w for w in page.words if _UNIT_HEADER.match(w[4]) and w[1] < y0 - 1]
+        if not headers:
+            continue
+        header = max(headers, key=lambda w: w[1])
+        column = [w for w in page.words if header[1] + 1 < w[1] and w[0] < header[2] + CELL_WORD_GAP
+                  and w[2] > header[0] - CELL_WORD_GAP and not _prints_magnitude(w[4], value)]
+        above = [w for w in column if w[1] <= y0 + 3]
+        below = [w for w in column if y0 + 3 < w[1] <= y0 + MAX_UNIT_SPAN]
+        for nearest in (max(above, key=lambda w: w[1]) if above else None,
+                        min(below, key=lambda w: w[1]) if below else None):
+            if nearest is not None:
+                cells += [w[4] for w in column if abs(w[1] - nearest[1]) < 3]
+    return " ".join(cells)
 
 
 def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> list[str]:
@@ -182,7 +239,8 @@ def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> lis
         return []
     if converted and any(_converts(token, unit) for token in in_source):
         return []
-    heading = _unit_tokens(" ".join(_words_heading(page, source, v, f) for f, v in claim.stated_fields.items()))
+    heading = _unit_tokens(" ".join(_words_heading(page, source, v, f) + " " + _unit_column_cells(page, source, v, f)
+                                    for f, v in claim.stated_fields.items()))
     if any(_same_unit(token, unit) for token in heading):
         return []
     if converted and any(_converts(token, unit) for token in heading):
@@ -192,30 +250,43 @@ def unit_problems(claim: Claim, source: str, page: Page, converted: bool) -> lis
 
 
 def _role_columns(words: list[tuple[float, float, float, float, str]],
-                  below_y: float) -> dict[str, tuple[float, float]]:
-    """x-ranges of the nearest Min/Typ/Max header line above ``below_y``: a short line with at least two of the
-    three, capitalised, left to right (a prose line saying "minimum ... maximum" is no header)."""
+                  below_y: float) -> list[tuple[str, float, float]]:
+    """Roles and x-ranges of the nearest Min/Typ/Max header line above ``below_y``: a short line with at least
+    two of the three, capitalised, left to right, once or once per grade ("Min Typ Max Min Typ Max"); a prose line
+    saying "minimum ... maximum" is no header."""
     lines: dict[int, list[tuple[float, float, str]]] = {}
     for x0, y0, x1, _y1, text in words:
-        if below_y - MAX_HEADER_DISTANCE <= y0 <= below_y + 1:
+        if y0 <= below_y + 1:
             lines.setdefault(round(y0), []).append((x0, x1, text.strip()))
-    headers: list[tuple[int, dict[str, tuple[float, float]]]] = []
+    headers: list[tuple[int, list[tuple[str, float, float]]]] = []
     for y, line in lines.items():
-        roles = {m.group(1).lower(): (x0, x1) for x0, x1, text in line
-                 if text[:1].isupper() and (m := _ROLE_HEADER.match(text))}
-        in_order = [role for role in ("min", "typ", "max") if role in roles]
-        lefts = [roles[role][0] for role in in_order]
-        if len(roles) >= 2 and len(line) <= MAX_HEADER_WORDS and lefts == sorted(lefts):
+        roles = sorted(((m.group(1).lower(), x0, x1) for x0, x1, text in line
+                        if text[:1].isupper() and (m := _ROLE_HEADER.match(text))), key=lambda role: role[1])
+        order = [ROLES.index(role) for role, _x0, _x1 in roles]
+        # each group left to right: a Min at or left of the role before starts the next group
+        groups_in_order = all(b > a or b == 0 for a, b in zip(order, order[1:], strict=False))
+        if len({role for role, _x0, _x1 in roles}) >= 2 and len(line) <= MAX_HEADER_WORDS and groups_in_order:
             headers.append((y, roles))
-    return max(headers, key=lambda item: item[0])[1] if headers else {}
+    if not headers:
+        return []
+    header_y, roles = max(headers, key=lambda item: item[0])
+    # A Unit header below the Min/Typ/Max line (and not in its multi-line header) starts another table.
+    if any(_UNIT_HEADER.match(text.strip()) and header_y + NEW_TABLE_GAP < y0 < below_y - 1
+           for _x0, y0, _x1, _y1, text in words):
+        return []
+    return roles
 
 
-def _column_of(x0: float, x1: float, columns: dict[str, tuple[float, float]]) -> str | None:
+def _column_of(x0: float, x1: float, columns: list[tuple[str, float, float]]) -> str | None:
     centre = (x0 + x1) / 2
-    nearest = min(columns.items(), key=lambda item: abs((item[1][0] + item[1][1]) / 2 - centre))
-    left, right = nearest[1]
+    role, left, right = min(columns, key=lambda column: abs((column[1] + column[2]) / 2 - centre))
     width = max(right - left, 12.0)
-    return nearest[0] if abs((left + right) / 2 - centre) <= width else None
+    return role if abs((left + right) / 2 - centre) <= width else None
+
+
+def _negative_half_of_stated_limit(claim: Claim, value: float, printed: list[Printed]) -> bool:
+    return value < 0 and -value in (claim.typical, claim.max) and any(
+        number.symmetric and _close(number.magnitude, -value) for number in printed)
 
 
 def printed_columns(claim: Claim, page: Page, source: str) -> dict[str, set[str]]:
@@ -226,8 +297,11 @@ def printed_columns(claim: Claim, page: Page, source: str) -> dict[str, set[str]
     for field, value in claim.stated_fields.items():
         roles_found: set[str] = set()
         for x0, y0, x1, _y1, text in page.words:
-            if text not in source_words or not is_printed(value, field, printed_numbers(text), False):
+            printed = printed_numbers(text)
+            if text not in source_words or not is_printed(value, field, printed, False):
                 continue
+            if field == "min" and _negative_half_of_stated_limit(claim, value, printed):
+                continue  # "±X" states both limits in one cell: its column is checked through the positive one
             columns = _role_columns(page.words, y0)
             role = _column_of(x0, x1, columns) if columns else None
             if role is None:
@@ -243,6 +317,17 @@ def column_problems(claim: Claim, page: Page, source: str) -> list[str]:
     """Where the printed value sits under a Min/Typ/Max header, it must be that of the claim's field."""
     return [f"{field} {getattr(claim, field)} is printed in the {'/'.join(sorted(roles))} column"
             for field, roles in printed_columns(claim, page, source).items() if ROLE_OF_FIELD[field] not in roles]
+
+
+def _ordered_by_magnitude(claim: Claim, ordered: list[float], page: Page, source: str) -> bool:
+    """Negative quantities whose Min/Typ/Max columns are ordered by magnitude (Typ -1.4, Max -2.7): accepted
+    where the page's columns place every stated value in its field's column."""
+    magnitudes = [abs(v) for v in ordered]
+    if any(v > 0 for v in ordered) or magnitudes != sorted(magnitudes):
+        return False
+    columns = printed_columns(claim, page, source)
+    return set(columns) == set(claim.stated_fields) and all(
+        ROLE_OF_FIELD[field] in roles for field, roles in columns.items())
 
 
 def claim_problems(claim: Claim, page: Page) -> list[str]:
@@ -263,7 +348,7 @@ def claim_problems(claim: Claim, page: Page) -> list[str]:
             problems.append(f"{field} {value} not printed in source_text (with its sign, in the claim's unit)")
     stated = [claim.min, claim.typical, claim.max]
     ordered = [v for v in stated if v is not None]
-    if ordered != sorted(ordered):
+    if ordered != sorted(ordered) and not _ordered_by_magnitude(claim, ordered, page, source):
         problems.append(f"min/typical/max out of order: {claim.min}/{claim.typical}/{claim.max}")
     problems += unit_problems(claim, source, page, converted)
     if not problems:

@@ -49,6 +49,11 @@ def _neighbour_number(claim: Claim, page_text: str, source: str) -> float | None
     return None
 
 
+def _in_order(claim: Claim) -> bool:
+    stated = [v for v in (claim.min, claim.typical, claim.max) if v is not None]
+    return stated == sorted(stated)
+
+
 def mutants(claim: Claim, page_text: str, other_page: tuple[int, str] | None, source: str,
             printed_in_role: Callable[[float, str], bool], table_columns: dict[str, set[str]]) -> Iterator[Mutant]:
     """The mutants of one claim. ``printed_in_role(value, field)`` says whether the quote prints ``value`` as
@@ -66,9 +71,12 @@ def mutants(claim: Claim, page_text: str, other_page: tuple[int, str] | None, so
     if claim.min is not None and claim.max is not None and claim.min != claim.max:
         yield Mutant(claim.id, "swap", claim.model_copy(update={"min": claim.max, "max": claim.min}))
     for name, columns in table_columns.items():
-        others = [f for f in ("min", "typical", "max") if f not in fields and ROLE_OF_FIELD[f] not in columns]
-        if others:
-            yield Mutant(claim.id, "column", claim.model_copy(update={name: None, others[0]: fields[name]}))
+        # moved to another column only where the values stay in order, so that the column check alone catches it
+        moved = [claim.model_copy(update={name: None, other: fields[name]}) for other in ("min", "typical", "max")
+                 if other not in fields and ROLE_OF_FIELD[other] not in columns]
+        in_order = [m for m in moved if _in_order(m)]
+        if in_order:
+            yield Mutant(claim.id, "column", in_order[0])
             break
     wrong_unit = WRONG_UNIT_FOR_KG if (claim.unit or "").casefold() == WRONG_UNIT else WRONG_UNIT
     yield Mutant(claim.id, "unit", claim.model_copy(update={"unit": wrong_unit}))
