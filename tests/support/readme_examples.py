@@ -12,7 +12,8 @@ from tests.support.paths import REPO_ROOT
 READMES = (REPO_ROOT / "README.md", REPO_ROOT / "sdk" / "README.md")
 _FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Blocks that install or start things: the newcomer runs them once, by hand (or the benchmark does), not per test.
-_SETUP = re.compile(r"^\s*(make\b|pip install)", re.MULTILINE)
+# Deployment blocks (``docker …``) need a container engine, which a newcomer's first hour (and CI) does not have.
+_SETUP = re.compile(r"^\s*(make\b|pip install|docker\b)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class Example:
 
 
 def readme_examples(paths: tuple[Path, ...] = READMES) -> list[Example]:
-    """Every runnable fenced block, set-up blocks (``make …``, ``pip install …``) left out."""
+    """Every runnable fenced block, set-up and deployment blocks (``make …``, ``pip install …``, ``docker …``) left
+    out."""
     found: list[Example] = []
     for path in paths:
         text = path.read_text()
