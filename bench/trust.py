@@ -9,7 +9,7 @@ warning or above (what sends a job to ``needs_review``):
 and the declines beside it. One table per claim set and per answer source:
 
 * the offline reader, agentic and single-pass, on every claim file: each claim goes through the production path
-  (a job row, ``engines.run_parameter``, ``pipeline.record_answer`` with its review);
+  (a job row, ``engines.run_parameter``, ``app.flows.extraction.record_answer`` with its review);
 * the real hosted-model cells beside ``real_model_cells/claims.yaml``, audited through ``dsx detect``'s path
   (``app.cli.detect.detect_trace`` over per-cell records, grounded against the intended datasheet): clean cells
   with a quote (false alarms on correct answers) and the answered closed-book, wrong-content and null-tool cells
@@ -173,7 +173,7 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
     from app.db import session_scope
     from app.dispatch import telemetry
     from app.documents.cache import open_index
-    from app.jobs import pipeline
+    from app.flows import extraction as pipeline
     from app.jobs.service import create_job
     from app.review.models import Flag
     from evaluation.claims import request_for
