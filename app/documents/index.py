@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped whenever the shape or the meaning of cached indexes changes; old cache files are then ignored.
-INDEX_FORMAT_VERSION = 6
+INDEX_FORMAT_VERSION = 7
 
 
 class IndexBuildError(Exception):
@@ -138,13 +138,19 @@ class PageInfo:
         raise AttributeError(name)
 
 
+# Texts are packed NUL-separated, so a NUL a text layer carries inside a word would split it in two and shift every
+# later word; it stands for nothing printed, and the replacement character keeps the text's length (and offsets).
+def _packable(text: str) -> str:
+    return text.replace("\x00", "\ufffd")
+
+
 def _pack_words(words: list[Word]) -> tuple[bytes, str, bytes]:
     coords = array("f")
     ints = array("i")
     for w in words:
         coords.extend((w.x0, w.y0, w.x1, w.y1))
         ints.extend((w.block, w.line))
-    return coords.tobytes(), "\x00".join(w.text for w in words), ints.tobytes()
+    return coords.tobytes(), "\x00".join(_packable(w.text) for w in words), ints.tobytes()
 
 
 def _unpack_words(packed: tuple[bytes, str, bytes]) -> list[Word]:
@@ -166,7 +172,7 @@ def _pack_lines(lines: list[Line]) -> tuple[bytes, str, bytes]:
     for ln in lines:
         coords.extend((ln.x0, ln.y0, ln.x1, ln.y1, ln.size))
         ints.extend((int(ln.bold), ln.block, ln.line, ln.row, ln.region, ln.offset, int(ln.furniture), ln.color))
-    return coords.tobytes(), "\x00".join(ln.text for ln in lines), ints.tobytes()
+    return coords.tobytes(), "\x00".join(_packable(ln.text) for ln in lines), ints.tobytes()
 
 
 def _unpack_lines(packed: tuple[bytes, str, bytes]) -> list[Line]:

@@ -244,3 +244,18 @@ def test_running_headers_are_furniture_not_headings(tmp_path):
     assert not any(ln.furniture for ln in first[1:4])
     assert first[4].text.startswith("Page 1") and first[4].furniture  # page numbers differ only in digits
     assert not any(e.title.startswith("ACME") for e in index.toc)
+
+
+def test_a_nul_inside_a_text_layer_word_survives_packing_without_shifting_the_others() -> None:
+    from app.documents.index import Line, Word, _pack_lines, _pack_words, _unpack_lines, _unpack_words
+
+    words = [Word(1, 2, 3, 4, "VCC\x00"), Word(5, 6, 7, 8, "5.5", 0, 1), Word(9, 10, 11, 12, "V", 0, 1)]
+    lines = [Line(1, 2, 3, 4, "Supply\x00 voltage", 9.0), Line(5, 6, 7, 8, "VCC 5.5 V", 8.0)]
+
+    unpacked_words = _unpack_words(_pack_words(words))
+    unpacked_lines = _unpack_lines(_pack_lines(lines))
+
+    assert [w.text for w in unpacked_words] == ["VCC\ufffd", "5.5", "V"]
+    assert [(w.x0, w.line) for w in unpacked_words] == [(1, 0), (5, 1), (9, 1)]
+    assert [ln.text for ln in unpacked_lines] == ["Supply\ufffd voltage", "VCC 5.5 V"]
+    assert [ln.size for ln in unpacked_lines] == [9.0, 8.0]
