@@ -1,9 +1,10 @@
 """Index cache: an in-memory LRU in front of pickles on disk, both keyed by the PDF's sha256.
 
-Disk entries live under ``Settings.index_cache_dir`` as ``<sha[:2]>/<sha>.v<INDEX_FORMAT_VERSION>.pickle``, so
-a format change simply misses the old files. Files are written atomically (temp file + rename) and a file that
-fails to load is discarded and rebuilt. A degraded build is returned to the caller but never cached: caching
-it would make a transient failure (a page MuPDF choked on) permanent for that document.
+Disk entries live under ``Settings.index_cache_dir`` as
+``<sha[:2]>/<sha>.v<INDEX_FORMAT_VERSION>-pymupdf<version>.pickle``, so a format change or another PyMuPDF (whose
+text extraction the index is made of) simply misses the old files. Files are written atomically (temp file +
+rename) and a file that fails to load is discarded and rebuilt. A degraded build is returned to the caller but
+never cached: caching it would make a transient failure (a page MuPDF choked on) permanent for that document.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import pickle
 import tempfile
 import threading
 from collections import OrderedDict
+from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 
 from app.config import get_settings
@@ -39,7 +42,13 @@ def sha256_file(path: Path) -> str:
 
 def disk_path(sha256: str, cache_dir: Path | None = None) -> Path:
     base = cache_dir if cache_dir is not None else get_settings().index_cache_dir
-    return base / sha256[:2] / f"{sha256}.v{INDEX_FORMAT_VERSION}.pickle"
+    return base / sha256[:2] / f"{sha256}.v{INDEX_FORMAT_VERSION}-pymupdf{_pymupdf_version()}.pickle"
+
+
+@cache
+def _pymupdf_version() -> str:
+    """Read from the installed distribution's metadata: cheaper than importing PyMuPDF to ask it."""
+    return version("pymupdf")
 
 
 def open_index(path: Path, sha256: str | None = None) -> DatasheetIndex:

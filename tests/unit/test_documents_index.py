@@ -113,7 +113,7 @@ def test_cache_memory_then_disk_and_format_version(dsx_env, tmp_path):
     first = open_index(path, sha)
     assert open_index(path, sha) is first  # memory hit
     stored = cache.disk_path(sha)
-    assert stored.is_file() and f".v{INDEX_FORMAT_VERSION}." in stored.name
+    assert stored.is_file() and f".v{INDEX_FORMAT_VERSION}-pymupdf{pymupdf.__version__}." in stored.name
     assert stored.parent.parent == dsx_env.index_cache_dir
     cache.clear_memory()
     again = open_index(path)  # sha computed from the file, index read from disk
