@@ -69,6 +69,7 @@ async def submit_job(
 
 
 def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple[JobOut, bool]:
+    # One session, so one connection and one transaction for the whole submission.
     with session_scope() as session:
         job, created = service.create_job(
             session,
@@ -84,7 +85,7 @@ def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple
         if created:
             enqueue(job.id)
             metrics.observe_job_submitted(job.engine)
-        return job_out(session, job), created
+        return job_out(session, job, created=created), created
 
 
 @router.get("", response_model=JobPage)
