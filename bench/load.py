@@ -204,6 +204,8 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
             if response is not None and response.status_code == 200:
                 health_s.append(seconds)
 
+        single = await one_at_a_time(client, pdf, args.single_requests)
+        accepted.update(dict.fromkeys(single.pop("job_ids"), time.monotonic()))
         started = time.monotonic()
         submit_meter = CpuMeter(base)
         await asyncio.gather(*(submit(i) for i in range(args.jobs)), *(health() for _ in range(args.jobs // 10)))
@@ -232,8 +234,31 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
         "completed_per_s": round(len(finished) / max(ended - started, 1e-9), 2),
         "post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
         "post_p50_vs_healthz": _ratio(post_s, health_s), "get_p50_vs_healthz": _ratio(get_s, health_s),
-        "read_storm": storm, "submit_cpu": submit_cpu,
+        "read_storm": storm, "submit_cpu": submit_cpu, "single": single,
+        # The API's CPU per request of the burst (its /healthz peers, one per ten POSTs, are cheap beside them).
+        "api_cpu_ms_per_post": round(1000 * submit_cpu["api_cpu_s"] / max(len(post_s), 1), 1),
     }
+
+
+async def one_at_a_time(client: httpx.AsyncClient, pdf: bytes, count: int) -> dict[str, Any]:
+    """``count`` rounds of one POST, one GET of that job and one /healthz, each request alone in flight, before
+    the burst: what one request costs with nothing queued ahead of it on the server (the machine may still be busy
+    with other work). The jobs are followed to a terminal state with the others (``job_ids``)."""
+    post_s: list[float] = []
+    get_s: list[float] = []
+    health_s: list[float] = []
+    job_ids: list[str] = []
+    for i in range(count):
+        response, seconds = await timed(client, "POST", "/v1/jobs", data={"parameters": PARAMETERS},
+                                        files={"file": (f"single-{i}.pdf", pdf, "application/pdf")})
+        if response is None or response.status_code != 202:
+            raise RuntimeError(f"a single submission failed: {response.text if response is not None else 'no answer'}")
+        post_s.append(seconds)
+        job_ids.append(response.json()["job_id"])
+        get_s.append((await timed(client, "GET", f"/v1/jobs/{job_ids[-1]}"))[1])
+        health_s.append((await timed(client, "GET", "/healthz"))[1])
+    return {"post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
+            "job_ids": job_ids}
 
 
 def issue_key(env: dict[str, str], tenant: str) -> str:
@@ -376,7 +401,8 @@ class CpuMeter:
         wall = max(time.monotonic() - self.started, 1e-9)
         after = psutil.cpu_times()
         busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
-        return {"api": round((self._seconds(self._api()) - self.api_before) / wall, 2),
+        api_cpu_s = self._seconds(self._api()) - self.api_before
+        return {"api": round(api_cpu_s / wall, 2), "api_cpu_s": round(api_cpu_s, 3),
                 "rest_of_stack": round((self._seconds(self.others) - self.others_before) / wall, 2),
                 "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0)}
 
@@ -427,6 +453,8 @@ def main() -> int:
     parser.add_argument("--redis", help="a Redis URL for the broker")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before unfinished jobs count as lost")
     parser.add_argument("--poll-interval", type=float, default=1.0)
+    parser.add_argument("--single-requests", type=int, default=20, metavar="N",
+                        help="before the burst, N rounds of one POST, one GET and one /healthz, one at a time")
     parser.add_argument("--read-storm", type=int, default=500, metavar="N",
                         help="after the submissions, N status reads at once while the workers are busy (0: skip)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -474,10 +502,21 @@ def main() -> int:
         s = figures[key]
         extra = f"   p50 = {figures[ratio]}x /healthz" if ratio else "   (peer: bare round trip, same rounds)"
         print(f"  {label:<18} n={s['n']:<5} p50 {s['p50']:>8} ms  p99 {s['p99']:>8} ms{extra}")
+    single = figures["single"]
+    print(f"  one at a time ({single['post_ms']['n']} rounds, nothing queued ahead): POST p50 "
+          f"{single['post_ms']['p50']} ms   GET /v1/jobs/{{id}} p50 {single['get_ms']['p50']} ms   GET /healthz p50 "
+          f"{single['healthz_ms']['p50']} ms")
     cpu = figures["submit_cpu"]
     print(f"  CPU over the submissions (CPU-s per s): API {cpu['api']}  rest of the stack {cpu['rest_of_stack']}  "
           f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores -> POST latency and enqueue rate: "
           f"{limiting_resource(cpu)}")
+    per_post = figures["api_cpu_ms_per_post"]
+    print(f"  API CPU per POST {per_post} ms: one API process (one GIL) accepts at most ~"
+          f"{1000 / per_post if per_post else float('nan'):.0f} POST/s on a core of its own. With "
+          f"{figures['concurrency']} in flight a POST waits for the ones ahead of it (Little's law: latency = in "
+          f"flight / rate), so its p50 is ~{figures['concurrency']} / {figures['submit_per_s']} jobs/s = "
+          f"{1000 * figures['concurrency'] / max(figures['submit_per_s'], 1e-9):.0f} ms; p50 <= 100 ms at "
+          f"{figures['concurrency']} in flight would take {figures['concurrency'] * 10} POST/s")
     if figures["read_storm"]:
         print_read_storm(figures["read_storm"])
     if args.json:
