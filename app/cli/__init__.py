@@ -79,6 +79,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Bind address")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port")] = 8000,
     workers: Annotated[int, typer.Option("--workers", help="Worker processes to start beside the API")] = 1,
+    api_processes: Annotated[int, typer.Option("--api-processes", min=1, help="API server processes")] = 1,
 ) -> None:
     """Run the API and a worker together (embedded SQLite + SQLAlchemy broker unless URLs are set)."""
     from app import migrate as migrations
@@ -92,7 +93,7 @@ def serve(
     children = [
         start_at_lower_priority([sys.executable, "-m", "app.cli", "worker", "--concurrency", str(workers)], env),
         subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port),
-                          "--timeout-keep-alive", str(HTTP_KEEP_ALIVE_S)], env=env),
+                          "--timeout-keep-alive", str(HTTP_KEEP_ALIVE_S), "--workers", str(api_processes)], env=env),
     ]
     console.print(f"API on http://{host}:{port} (OpenAPI at /docs); press Ctrl-C to stop")
 
