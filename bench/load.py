@@ -541,8 +541,9 @@ def main() -> int:
           f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores -> POST latency and enqueue rate: "
           f"{limiting_resource(cpu)}")
     per_post = figures["api_cpu_ms_per_post"]
-    print(f"  API CPU per POST {per_post} ms: one API process (one GIL) accepts at most ~"
-          f"{1000 / per_post if per_post else float('nan'):.0f} POST/s on a core of its own. With "
+    print(f"  API CPU per POST {per_post} ms: the API accepts at most ~"
+          f"{1000 / per_post if per_post else float('nan'):.0f} POST/s per core it gets (at most one core per API "
+          f"process: one GIL each). With "
           f"{figures['concurrency']} in flight a POST waits for the ones ahead of it (Little's law: latency = in "
           f"flight / rate), so its p50 is ~{figures['concurrency']} / {figures['submit_per_s']} jobs/s = "
           f"{1000 * figures['concurrency'] / max(figures['submit_per_s'], 1e-9):.0f} ms; p50 <= 100 ms at "
