@@ -98,3 +98,33 @@ def test_the_bytes_of_a_new_pdf_commit_with_its_job_or_not_at_all(database_blobs
     with session_scope() as session:
         service.create_job(session, data=PDF, filename="x.pdf", parameters=json.dumps(["Gain"]))
     assert stored_rows() == (1, 1, 1) and len(stored_blobs()) == 1
+
+
+def test_the_upload_quota_is_charged_off_the_event_loop_and_a_refusal_stores_nothing(
+        dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    import asyncio
+
+    from app.api import jobs as routes
+    from app.auth import keys as auth
+    from app.auth.ratelimit import RateLimited
+    from app.main import create_app
+
+    monkeypatch.setenv("DSX_AUTH_MODE", "keys")
+    reset_settings()
+    with session_scope() as session:
+        key = auth.create_key(session, tenant="acme", roles=["submitter"], name="ci").key
+    charged_on_the_loop: list[bool] = []
+
+    def refusing_charge(tenant: str, size_bytes: int) -> None:
+        try:
+            asyncio.get_running_loop()
+            charged_on_the_loop.append(True)  # a Redis round trip here would stall every request the loop serves
+        except RuntimeError:
+            charged_on_the_loop.append(False)
+        raise RateLimited(f"{tenant} is over its quota.", code="upload_quota_exceeded", retry_after=60)
+
+    monkeypatch.setattr(routes, "charge_upload", refusing_charge)
+    response = post(TestClient(create_app()), PDF, headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 429 and response.json()["code"] == "upload_quota_exceeded"
+    assert charged_on_the_loop == [False]
+    assert stored_rows() == (0, 0, 0) and stored_blobs() == []
