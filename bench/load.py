@@ -14,13 +14,20 @@ reach a terminal state and the job listing must hold exactly the accepted jobs. 
 Admission (validation, storage, enqueue) runs in a thread pool, off the event loop, so many uploads in flight
 queue for database connections instead of stalling the API; ``--concurrency 40`` completes on 2 cores.
 
+Before the burst, ``--single-requests`` (20) rounds of one POST, one GET of that job and one /healthz, each alone in
+flight: a request's own latency, with nothing queued ahead of it. After the burst, the API's CPU per POST, the rate
+one API process could reach with a core to itself, and Little's law for the burst: with N requests in flight each
+waits for the ones ahead of it, so the POST p50 is about N / the rate (100 ms at 40 in flight takes 400 POST/s).
+``--api-processes`` runs that many API server processes (``dsx serve --api-processes``).
+
 Then, while the workers are still busy with those jobs, a read storm: ``--read-storm`` (500) status reads sent at
 once with a /healthz per ten in the same burst — the errors (transport errors and 5xx; the goal is none) and the
 p99 of each, with their ratio. Over the submissions and over the storm the CPU use of the API process, of the rest
 of the stack (workers, their children) and of the whole machine is measured, and the line ends with what that says
 limits the figure: the machine's cores, the API's single event loop, or waiting (database locks, broker, PDF check).
 
-    .venv/bin/python bench/load.py [--jobs 500] [--concurrency 40] [--workers 2] [--read-storm 500]
+    .venv/bin/python bench/load.py [--jobs 500] [--concurrency 40] [--workers 2] [--api-processes 1]
+                                   [--single-requests 20] [--read-storm 500]
                                    [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
                                    [--redis redis://127.0.0.1:6379/13] [--json out.json]
 
@@ -127,8 +134,10 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
     if args.redis:
         env["DSX_BROKER_URL"] = args.redis
     log = (data_dir / "serve.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers",
-                                str(args.workers)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(args.workers)]
+    if args.api_processes > 1:
+        command += ["--api-processes", str(args.api_processes)]
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -204,12 +213,15 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
             if response is not None and response.status_code == 200:
                 health_s.append(seconds)
 
+        single = await one_at_a_time(client, pdf, args.single_requests)
+        accepted.update(dict.fromkeys(single.pop("job_ids"), time.monotonic()))
         started = time.monotonic()
-        submit_meter = CpuMeter(base)
+        submit_meter = CpuMeter(base, args.api_processes)
         await asyncio.gather(*(submit(i) for i in range(args.jobs)), *(health() for _ in range(args.jobs // 10)))
         submitted = time.monotonic()
         submit_cpu = submit_meter.stop()
-        storm = await read_storm(base, list(accepted), args.read_storm) if args.read_storm and accepted else None
+        storm = (await read_storm(base, list(accepted), args.read_storm, args.api_processes)
+                 if args.read_storm and accepted else None)
         while len(finished) < len(accepted) and time.monotonic() < deadline:
             pending = [j for j in accepted if j not in finished]
             await asyncio.gather(*(status(j) for j in pending), *(health() for _ in range(max(1, len(pending) // 10))))
@@ -228,12 +240,35 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
         "not_terminal_by_deadline": len(lost), "listed": listing.get("total"),
         "nothing_lost": not lost and listing.get("total") == len(accepted),
         "submit_seconds": round(submitted - started, 2), "total_seconds": round(ended - started, 2),
-        "submit_per_s": round(len(accepted) / max(submitted - started, 1e-9), 1),
+        "submit_per_s": round((len(accepted) - single["post_ms"]["n"]) / max(submitted - started, 1e-9), 1),
         "completed_per_s": round(len(finished) / max(ended - started, 1e-9), 2),
         "post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
         "post_p50_vs_healthz": _ratio(post_s, health_s), "get_p50_vs_healthz": _ratio(get_s, health_s),
-        "read_storm": storm, "submit_cpu": submit_cpu,
+        "read_storm": storm, "submit_cpu": submit_cpu, "single": single,
+        # The API's CPU per request of the burst (its /healthz peers, one per ten POSTs, are cheap beside them).
+        "api_cpu_ms_per_post": round(1000 * submit_cpu["api_cpu_s"] / max(len(post_s), 1), 1),
     }
+
+
+async def one_at_a_time(client: httpx.AsyncClient, pdf: bytes, count: int) -> dict[str, Any]:
+    """``count`` rounds of one POST, one GET of that job and one /healthz, each request alone in flight, before
+    the burst: what one request costs with nothing queued ahead of it on the server (the machine may still be busy
+    with other work). The jobs are followed to a terminal state with the others (``job_ids``)."""
+    post_s: list[float] = []
+    get_s: list[float] = []
+    health_s: list[float] = []
+    job_ids: list[str] = []
+    for i in range(count):
+        response, seconds = await timed(client, "POST", "/v1/jobs", data={"parameters": PARAMETERS},
+                                        files={"file": (f"single-{i}.pdf", pdf, "application/pdf")})
+        if response is None or response.status_code != 202:
+            raise RuntimeError(f"a single submission failed: {response.text if response is not None else 'no answer'}")
+        post_s.append(seconds)
+        job_ids.append(response.json()["job_id"])
+        get_s.append((await timed(client, "GET", f"/v1/jobs/{job_ids[-1]}"))[1])
+        health_s.append((await timed(client, "GET", "/healthz"))[1])
+    return {"post_ms": _summary(post_s), "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
+            "job_ids": job_ids}
 
 
 def issue_key(env: dict[str, str], tenant: str) -> str:
@@ -303,7 +338,7 @@ async def run_tenants(base: str, args: argparse.Namespace) -> dict[str, Any]:
             "first_result_ratio": round(flooded["first_result_s"] / unloaded["first_result_s"], 2)}
 
 
-async def read_storm(base: str, job_ids: list[str], reads: int) -> dict[str, Any]:
+async def read_storm(base: str, job_ids: list[str], reads: int, api_processes: int = 1) -> dict[str, Any]:
     """``reads`` status GETs sent at once (no client-side gate) with one /healthz per ten of them in the same
     burst, while the workers are busy with the submitted jobs: how many fail (transport error or 5xx), and the
     p99 of each, so the ratio compares them under the same load. The server's CPU use over the burst is kept
@@ -324,7 +359,7 @@ async def read_storm(base: str, job_ids: list[str], reads: int) -> dict[str, Any
             else:
                 into.append(seconds)
 
-        meter = CpuMeter(base)
+        meter = CpuMeter(base, api_processes)
         await asyncio.gather(*(one(f"/v1/jobs/{job_ids[i % len(job_ids)]}", get_s) for i in range(reads)),
                              *(one("/healthz", health_s) for _ in range(checks)))
         cpu = meter.stop()
@@ -336,26 +371,41 @@ async def read_storm(base: str, job_ids: list[str], reads: int) -> dict[str, Any
 
 
 class CpuMeter:
-    """CPU seconds per wall second, from creation to :meth:`stop`, of the API server (the process listening on
-    ``base``'s port), of everything else in its process group (the workers and their children), and of the whole
-    machine (in cores): near 1.0 for the API means its one event loop (and GIL) is the limit; a machine near its
-    core count means the cores are."""
+    """CPU seconds per wall second, from creation to :meth:`stop`, of the API (the process listening on ``base``'s
+    port and its descendants: the server processes when there are several, the PDF-check children), of everything
+    else in its process group (the workers and their children), and of the whole machine (in cores): near 1.0 per
+    API server process means their event loops (and GILs) are the limit; a machine near its core count means the
+    cores are, and then the share our stack got of them says how much went to other work on the machine."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, api_processes: int = 1) -> None:
         import psutil
 
         port = int(base.rsplit(":", 1)[1])
-        self.api = next((psutil.Process(c.pid) for c in psutil.net_connections("tcp")
+        self.api_processes = api_processes
+        listener = next((psutil.Process(c.pid) for c in psutil.net_connections("tcp")
                          if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN and c.pid), None)
+        if listener is not None:
+            while (parent := listener.parent()) is not None and _in_group(parent, os.getpgid(listener.pid)) \
+                    and "uvicorn" in " ".join(parent.cmdline()):
+                listener = parent  # several server processes share the socket their supervisor opened
+        self.api = listener
         group = os.getpgid(self.api.pid) if self.api is not None else None
+        api_pids = {p.pid for p in self._api()}
         self.others = [p for p in psutil.process_iter()
-                       if group is not None and p.pid != self.api.pid and _in_group(p, group)]
+                       if group is not None and p.pid not in api_pids and _in_group(p, group)]
         self.started = time.monotonic()
         self.api_before, self.others_before = self._seconds(self._api()), self._seconds(self.others)
         self.machine_before = psutil.cpu_times()
 
     def _api(self) -> list[Any]:
-        return [self.api] if self.api is not None else []
+        if self.api is None:
+            return []
+        import psutil
+
+        try:
+            return [self.api, *self.api.children(recursive=True)]
+        except psutil.Error:
+            return [self.api]
 
     @staticmethod
     def _seconds(processes: list[Any]) -> float:
@@ -376,7 +426,9 @@ class CpuMeter:
         wall = max(time.monotonic() - self.started, 1e-9)
         after = psutil.cpu_times()
         busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
-        return {"api": round((self._seconds(self._api()) - self.api_before) / wall, 2),
+        api_cpu_s = self._seconds(self._api()) - self.api_before
+        return {"api": round(api_cpu_s / wall, 2), "api_cpu_s": round(api_cpu_s, 3),
+                "api_processes": float(self.api_processes),
                 "rest_of_stack": round((self._seconds(self.others) - self.others_before) / wall, 2),
                 "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0)}
 
@@ -412,9 +464,12 @@ def print_read_storm(storm: dict[str, Any]) -> None:
 def limiting_resource(cpu: dict[str, float]) -> str:
     """Name what bounded a figure, from the CPU use measured over it."""
     if cpu["cores"] and cpu["machine_cores_busy"] >= 0.9 * cpu["cores"]:
-        return "the machine's cores are saturated (API, workers and database share them)"
-    if cpu["api"] >= 0.85:
-        return "the API process is CPU-bound (one event loop and one GIL serve every request)"
+        ours = cpu["api"] + cpu["rest_of_stack"]
+        return (f"the machine's cores are saturated (API, workers and database share them; this stack's API and "
+                f"workers got {ours:.2f} of {cpu['machine_cores_busy']:.2f} busy cores, the database, Redis and any "
+                f"other work on the machine the rest)")
+    if cpu["api"] >= 0.85 * cpu.get("api_processes", 1):
+        return "the API is CPU-bound (each server process has one event loop and one GIL for its requests)"
     return "neither the cores nor the API's CPU: waiting (database locks, the broker, the PDF check) limits it"
 
 
@@ -423,10 +478,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=40, help="requests in flight at once")
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
+    parser.add_argument("--api-processes", type=int, default=1, help="API server processes (dsx serve)")
     parser.add_argument("--postgres", help="a PostgreSQL server URL; a throwaway database is made on it")
     parser.add_argument("--redis", help="a Redis URL for the broker")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before unfinished jobs count as lost")
     parser.add_argument("--poll-interval", type=float, default=1.0)
+    parser.add_argument("--single-requests", type=int, default=20, metavar="N",
+                        help="before the burst, N rounds of one POST, one GET and one /healthz, one at a time")
     parser.add_argument("--read-storm", type=int, default=500, metavar="N",
                         help="after the submissions, N status reads at once while the workers are busy (0: skip)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -463,10 +521,10 @@ def main() -> int:
                 args.log.write_bytes((data_dir / "serve.log").read_bytes())
 
     print(f"load: {figures['jobs']} jobs, {figures['concurrency']} in flight, {figures['workers']} worker(s), "
-          f"{figures['backend']}, offline model")
+          f"{args.api_processes} API process(es), {figures['backend']}, offline model")
     print(f"  accepted {figures['accepted']}  refused {figures['refused'] or 0}  terminal {figures['terminal']}  "
           f"states {figures['states']}  listed {figures['listed']}  nothing lost: {figures['nothing_lost']}")
-    print(f"  submit: {figures['submit_seconds']} s ({figures['submit_per_s']} jobs/s accepted)   "
+    print(f"  submit: {figures['submit_seconds']} s ({figures['submit_per_s']} jobs/s accepted in the burst)   "
           f"all terminal after {figures['total_seconds']} s ({figures['completed_per_s']} jobs/s end to end)")
     rows = (("POST /v1/jobs", "post_ms", "post_p50_vs_healthz"), ("GET /v1/jobs/{id}", "get_ms", "get_p50_vs_healthz"),
             ("GET /healthz", "healthz_ms", None))
@@ -474,10 +532,22 @@ def main() -> int:
         s = figures[key]
         extra = f"   p50 = {figures[ratio]}x /healthz" if ratio else "   (peer: bare round trip, same rounds)"
         print(f"  {label:<18} n={s['n']:<5} p50 {s['p50']:>8} ms  p99 {s['p99']:>8} ms{extra}")
+    single = figures["single"]
+    print(f"  one at a time ({single['post_ms']['n']} rounds, nothing queued ahead): POST p50 "
+          f"{single['post_ms']['p50']} ms   GET /v1/jobs/{{id}} p50 {single['get_ms']['p50']} ms   GET /healthz p50 "
+          f"{single['healthz_ms']['p50']} ms")
     cpu = figures["submit_cpu"]
     print(f"  CPU over the submissions (CPU-s per s): API {cpu['api']}  rest of the stack {cpu['rest_of_stack']}  "
           f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores -> POST latency and enqueue rate: "
           f"{limiting_resource(cpu)}")
+    per_post = figures["api_cpu_ms_per_post"]
+    print(f"  API CPU per POST {per_post} ms: the API accepts at most ~"
+          f"{1000 / per_post if per_post else float('nan'):.0f} POST/s per core it gets (at most one core per API "
+          f"process: one GIL each). With "
+          f"{figures['concurrency']} in flight a POST waits for the ones ahead of it (Little's law: latency = in "
+          f"flight / rate), so its p50 is ~{figures['concurrency']} / {figures['submit_per_s']} jobs/s = "
+          f"{1000 * figures['concurrency'] / max(figures['submit_per_s'], 1e-9):.0f} ms; p50 <= 100 ms at "
+          f"{figures['concurrency']} in flight would take {figures['concurrency'] * 10} POST/s")
     if figures["read_storm"]:
         print_read_storm(figures["read_storm"])
     if args.json:

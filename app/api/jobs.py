@@ -58,17 +58,19 @@ async def submit_job(
     principal: Principal = Depends(require_role("submitter")),
 ) -> JobOut:
     upload = await read_job_upload(request, get_settings().max_upload_bytes)
-    if principal.key_id is not None:
-        charge_upload(principal.tenant, len(upload.data))
-    # Validation, storage and enqueueing block (MuPDF, database, broker): keep them off the event loop.
-    job, created = await run_upload_work(_admit, upload, idempotency_key, principal.tenant)
+    # The quota charge, validation, storage and enqueueing block (Redis, MuPDF, database, broker): keep them off
+    # the event loop.
+    job, created = await run_upload_work(_admit, upload, idempotency_key, principal)
     if not created:
         response.status_code = 200 if service.JobStatus(job.status).is_terminal else 202
     response.headers["Location"] = public_path(request, f"/v1/jobs/{job.job_id}")
     return job
 
 
-def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple[JobOut, bool]:
+def _admit(upload: JobUpload, idempotency_key: str | None, principal: Principal) -> tuple[JobOut, bool]:
+    if principal.key_id is not None:
+        charge_upload(principal.tenant, len(upload.data))
+    # One session, so one connection and one transaction for the whole submission.
     with session_scope() as session:
         job, created = service.create_job(
             session,
@@ -78,13 +80,13 @@ def _admit(upload: JobUpload, idempotency_key: str | None, tenant: str) -> tuple
             engine=upload.engine,
             model=upload.model,
             idempotency_key=idempotency_key,
-            tenant=tenant,
+            tenant=principal.tenant,
         )
         session.commit()
         if created:
             enqueue(job.id)
             metrics.observe_job_submitted(job.engine)
-        return job_out(session, job), created
+        return job_out(session, job, created=created), created
 
 
 @router.get("", response_model=JobPage)

@@ -9,9 +9,12 @@ may cache a copy forever. The ``blobs`` table keeps each PDF's metadata whicheve
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.config import get_settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class BlobNotFound(LookupError):
@@ -19,9 +22,10 @@ class BlobNotFound(LookupError):
 
 
 class BlobStore(Protocol):
-    def put(self, sha256: str, data: bytes) -> None:
+    def put(self, sha256: str, data: bytes, session: Session | None = None) -> None:
         """Store ``data`` under ``sha256`` (a no-op when already stored). Raises on failure: nothing half-written
-        is ever readable."""
+        is ever readable. A store in the database writes in ``session``'s transaction when given one, so the
+        bytes commit with the row that names them; the others ignore it."""
 
     def get(self, sha256: str) -> bytes:
         """The stored bytes; ``BlobNotFound`` if there are none."""

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.blobs import BlobNotFound
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class LocalBlobStore:
@@ -16,7 +20,7 @@ class LocalBlobStore:
     def path(self, sha256: str) -> Path:
         return self.root / sha256[:2] / f"{sha256}.pdf"
 
-    def put(self, sha256: str, data: bytes) -> None:
+    def put(self, sha256: str, data: bytes, session: Session | None = None) -> None:
         write_atomically(self.path(sha256), data)
 
     def get(self, sha256: str) -> bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -10,6 +10,9 @@ from botocore.exceptions import ClientError
 
 from app.blobs import BlobNotFound
 from app.config import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 _MISSING = {"NoSuchKey", "404", "NotFound"}
 
@@ -36,7 +39,7 @@ class S3BlobStore:
     def key(self, sha256: str) -> str:
         return f"{self.prefix}{sha256[:2]}/{sha256}.pdf"
 
-    def put(self, sha256: str, data: bytes) -> None:
+    def put(self, sha256: str, data: bytes, session: Session | None = None) -> None:
         # Content-addressed and immutable: a second PUT of the same key rewrites identical bytes, so no
         # existence check (a HEAD would cost a round trip on every upload for nothing).
         self.client.put_object(Bucket=self.bucket, Key=self.key(sha256), Body=data,

@@ -27,10 +27,11 @@ def sha256_of(data: bytes) -> str:
 
 
 def put(session: Session, data: bytes, page_count: int) -> Blob:
-    """Store ``data`` once, and its row once. Returns the row. The bytes are stored before the row is written,
-    so a row (and the job naming it) never points at bytes no host can read."""
+    """Store ``data`` once, and its row once. Returns the row. The bytes are stored before the row is written
+    (or, in the database store, in the same transaction), so a row (and the job naming it) never points at bytes
+    no host can read."""
     digest = sha256_of(data)
-    blob_store().put(digest, data)
+    blob_store().put(digest, data, session=session)
     # Insert-or-ignore: two uploads of the same PDF at once must both succeed and share the row.
     insert = dialect_insert(session)
     session.execute(

@@ -25,8 +25,9 @@ from app.review.models import Attribution, Decision, Flag, Grounding
 from app.tables.jobs import Job, JobParameter
 
 
-def job_out(session: Session, job: Job) -> JobOut:
-    extractions = latest_extractions(session, job.id)
+def job_out(session: Session, job: Job, *, created: bool = False) -> JobOut:
+    """``created``: the job was made in this unit of work, so it has no answers yet and nothing is read."""
+    extractions = {} if created else latest_extractions(session, job.id)
     extraction_ids = [e.id for e in extractions.values()]
     flags_by_parameter: dict[int, list[Flag]] = {}
     decisions: dict[int, Decision] = {}

@@ -104,7 +104,8 @@ def create_job(
     specs = parse_parameters(parameters)
     digest = store.sha256_of(data)
     # Blobs are stored only after passing the check, and the check is deterministic: a datasheet submitted again
-    # skips the round trip to a check process, unless the limits have tightened since it was admitted.
+    # skips the round trip to a check process, unless the limits have tightened since it was admitted. Its row
+    # exists only once its bytes are stored (and blobs are never deleted), so nor are they stored again.
     known_pages = store.admitted_page_count(session, digest)
     if known_pages is not None and known_pages <= settings.max_pages and len(data) <= settings.max_upload_bytes:
         page_count = known_pages
@@ -123,7 +124,8 @@ def create_job(
                 )
             return existing, False
 
-    store.put(session, data, page_count)
+    if known_pages is None:
+        store.put(session, data, page_count)
     job = Job(
         id=uuid.uuid4().hex,
         tenant=tenant,
