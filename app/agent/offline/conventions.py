@@ -134,6 +134,48 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Measuring span", expected=Expected(min=300, max=1200, unit="hPa"),
     ),
     Convention(
+        name="merged limit header: one number per limit named",
+        reading="a header cell naming two limits ('Min Typ', 'MIN MAX': the text layer merged two columns) holds "
+                "one number per limit, in the order named",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min Typ", "Max", "Unit"),
+            ("Wake current", "IWK", "4.1 5.0", "6.2", "uA"),
+            ("Sleep current", "ISL", "0.8", "1.5", "uA"),
+        ),)),
+        request="Wake current", unit="uA", expected=Expected(4.1, 5.0, 6.2, "uA"),
+    ),
+    Convention(
+        name="merged limit header with fewer numbers than limits is ambiguous",
+        reading="one number in a cell under a merged 'Min Typ' header may be either limit: the reader declines "
+                "and says so rather than pick one",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min Typ", "Max", "Unit"),
+            ("Wake current", "IWK", "4.1 5.0", "6.2", "uA"),
+            ("Sleep current", "ISL", "0.8", "1.5", "uA"),
+        ),)),
+        request="Sleep current", unit="uA", decline_mentions="merged header",
+    ),
+    Convention(
+        name="sub-row of another condition is never the answer",
+        reading="a sub-row that sets a requested quantity to another value ('VO = 0.4 V' for a requested "
+                "'VO = 0.9 V') measures under other conditions; only the sub-row with the requested value answers",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Sink current", "ISK", "TA = 25 °C, VO = 0.4 V", "2.0", "3.1", "", "mA"),
+            ("", "", "VO = 0.9 V", "4.5", "6.0", "", "mA"),
+        ),)),
+        request="Sink current", conditions=("TA = 25 °C", "VO = 0.9 V"), unit="mA",
+        expected=Expected(min=4.5, typical=6.0, unit="mA"),
+    ),
+    Convention(
+        name="a dash glued to a part number starts its suffix",
+        reading="'QX540-16' names a grade of the part: the '-16' is no negative value, so the figures after it "
+                "are the grade's",
+        page=Page(prose=("QX540 series switching transistors", "Current gain grade QX540-16: 100 to 250",
+                         "Transition frequency: 180 MHz")),
+        request="Current gain grade", expected=Expected(min=100, max=250),
+    ),
+    Convention(
         name="two unlabelled value columns are ambiguous",
         reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
                 "is not printed: the reader declines and says so",
