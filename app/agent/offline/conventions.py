@@ -176,6 +176,39 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Current gain grade", expected=Expected(min=100, max=250),
     ),
     Convention(
+        name="a value printed without its unit is not guessed into one",
+        reading="a row that names the parameter but prints no unit (no unit column, none in the header or the "
+                "cell) does not say which unit its number is in when a dimensioned value was asked for: the "
+                "reader declines and says so",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max"),
+            ("Latch hold current", "ILH", "Gate open", "", "12", "30"),
+        ),)),
+        request="Latch hold current", unit="mA", decline_mentions="no unit",
+    ),
+    Convention(
+        name="per-part rows picked by the requested part, grade suffix included",
+        reading="rows of one symbol naming different parts give each part its values; a requested part "
+                "('QR72') is answered from its own row, never from a row of another grade of it ('QR72A')",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Leakage current QR71A, QR72A", "IL", "VR = 5 V", "", "2", "10", "nA"),
+            ("Leakage current QR71, QR72", "IL", "VR = 5 V", "", "2", "30", "nA"),
+        ),)),
+        request="Leakage current", conditions=("QR72",), unit="nA", expected=Expected(typical=2, max=30, unit="nA"),
+    ),
+    Convention(
+        name="two rows that match the request equally well are not guessed between",
+        reading="two rows of the same name with different values and nothing in the request to tell them apart "
+                "(other symbols, so not variants of one parameter): the reader declines and names both",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Sense threshold", "VSA", "", "1.20", "", "V"),
+            ("Sense threshold", "VSB", "", "2.40", "", "V"),
+        ),)),
+        request="Sense threshold", unit="V", decline_mentions="equally well",
+    ),
+    Convention(
         name="two unlabelled value columns are ambiguous",
         reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
                 "is not printed: the reader declines and says so",

@@ -394,6 +394,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if cand.caption:
         total -= 0.3
         notes.append("read from a figure caption")
+    if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
+        return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -411,6 +413,13 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if query.wants_field and getattr(cand, query.wants_field) is None:
         total -= 0.1
     return Scored(cand, name, cond, total, notes)
+
+
+_PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+def _names_a_part(query: Query) -> bool:
+    return any(_PART_NUMBER.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
 
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
@@ -570,6 +579,11 @@ def decide(query: Query, evidence: Evidence) -> Decision:
         return Decision(None, confidence, None, scored[:3],
                         f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
                         f"request too weakly (score {best.total:.2f}); declining rather than guessing")
+    if query.dimensions and best.candidate.unit is None:
+        return Decision(None, 0.0, None, scored[:3],
+                        f"'{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, but no "
+                        f"unit is printed with it where a {query.unit_text or 'dimensioned'} value was asked for; "
+                        f"declining rather than guessing its unit")
     quote = build_quote(evidence.page_lines.get(best.candidate.page, []), best.candidate)
     reason = _reason(best, rivals, others)
     return Decision(best, confidence, quote, others[:3], reason, _variants(best.candidate, candidates))
@@ -621,7 +635,9 @@ def _one_line(a: Candidate, b: Candidate) -> bool:
 
 
 def _names_in_own_label(query: Query, cand: Candidate) -> bool:
-    own = f"{compact(cand.label)}|{compact(cand.own_label or '')}"
+    # A row's own cell says which sub-row it is (its label may join a name wrapped over its siblings); a matrix
+    # cell's label carries its column header.
+    own = compact(cand.own_label or cand.label) if cand.source == "table_row" else compact(cand.label)
     return any(_piece_in(compact(item), own) for item in query.conditions if compact(item))
 
 
