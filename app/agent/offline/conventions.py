@@ -209,6 +209,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Sense threshold", unit="V", decline_mentions="equally well",
     ),
     Convention(
+        name="limits out of order were read from the wrong columns",
+        reading="min <= typ <= max (negative limits may be printed by magnitude: -5, -12, -20); a reading whose "
+                "minimum exceeds its typical value came from cells the text layer shifted into other columns: "
+                "the reader declines and says so",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Common-mode rejection", "CMRR", "70", "60", "85", "dB"),
+        ),)),
+        request="Common-mode rejection", unit="dB", decline_mentions="out of order",
+    ),
+    Convention(
         name="two unlabelled value columns are ambiguous",
         reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
                 "is not printed: the reader declines and says so",

@@ -579,6 +579,11 @@ def decide(query: Query, evidence: Evidence) -> Decision:
         return Decision(None, confidence, None, scored[:3],
                         f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
                         f"request too weakly (score {best.total:.2f}); declining rather than guessing")
+    if not limits_in_order(best.candidate):
+        return Decision(None, 0.0, None, scored[:3],
+                        f"'{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, but its "
+                        f"limits are out of order, so its numbers were not read from the columns they belong to; "
+                        f"declining rather than guessing")
     if query.dimensions and best.candidate.unit is None:
         return Decision(None, 0.0, None, scored[:3],
                         f"'{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, but no "
@@ -626,6 +631,14 @@ def _variants(best: Candidate, candidates: list[Candidate]) -> list[Candidate]:
             seen.add(key)
             found.append(cand)
     return found
+
+
+def limits_in_order(cand: Candidate) -> bool:
+    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse."""
+    values = [v for v in cand.values() if v is not None]
+    ascending = all(a <= b for a, b in zip(values, values[1:], strict=False))
+    by_magnitude = all(v <= 0 for v in values) and all(a >= b for a, b in zip(values, values[1:], strict=False))
+    return ascending or by_magnitude
 
 
 def _one_line(a: Candidate, b: Candidate) -> bool:
