@@ -14,6 +14,9 @@ follows, and this module is their one home:
 * footnote marks after a name (``Supply current (1)``, ``[2]``, ``*3``, ``¹``) are taken off the name and
   resolved to their note's text when the caller has the notes;
 * ``–``, ``—``, ``-``, ``n/a`` and blank cells mean "not specified";
+* a header cell naming two or three limits (``MIN MAX``, ``Min Typ``: the text layer merged the columns) holds
+  one number per limit named, in order; a cell there with fewer numbers than limits does not say which limit
+  its number is, and the row is left undecided;
 * ``±X`` in a Typ or Max column is a symmetric limit (min −X, max +X) for quantities that are limits (accuracy,
   error, offset, tolerance, ripple), and ``N ± T`` is a nominal with its tolerance;
 * the unit column's unit (compound units kept: ``PaRMS``, ``mVpp``, ``ADC counts/(W/m2)``) is the unit of every
@@ -100,6 +103,12 @@ class ColumnRoles:
     header_units: tuple[UnitCell | None, ...] = ()  # "Min (V)": a unit printed in a column's header
     ambiguity: str | None = None
     labels: tuple[str, ...] = ()  # each column's header text (group title first), "" where none
+    # Per column, the limits a merged header cell names in order ("MIN MAX" -> (MIN, MAX)); () elsewhere.
+    # Such a column's role is its first limit, so it counts as a value column.
+    merged: tuple[tuple[Role, ...], ...] = ()
+
+    def merged_at(self, column: int) -> tuple[Role, ...]:
+        return self.merged[column] if column < len(self.merged) else ()
 
     def columns(self, *wanted: Role) -> list[int]:
         return [i for i, role in enumerate(self.roles) if role in wanted]
@@ -218,6 +227,16 @@ def header_role(text: str) -> Role | None:
     return None
 
 
+def merged_limits(text: str) -> tuple[Role, ...]:
+    """The limits a header cell names when the text layer merged two or three limit columns into it ("MIN MAX",
+    "Min. Typ.", "Minimum Typical"), in order; () for any other cell."""
+    words = _words(text).split()
+    roles = tuple(r for w in words for r in LIMIT_ROLES if _ROLE_WORDS[r].match(w))
+    if len(roles) < 2 or len(roles) != len(words) or len(set(roles)) != len(roles):
+        return ()
+    return roles
+
+
 def _header_unit(text: str) -> UnitCell | None:
     for inner in re.findall(r"[(\[]([^()\[\]]*)[)\]]", text):
         unit = parse_unit_cell(inner.strip())
@@ -261,6 +280,12 @@ def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
         return None
     roles = [header_role(c) for c in row]
     _trailing_limits(row, roles)
+    for i, cell in enumerate(row):
+        if roles[i] is None and (merged := merged_limits(cell)):
+            roles[i] = merged[0]
+    if (roles and roles[0] is None and not row[0].strip() and Role.PARAMETER not in roles
+            and any(r in VALUE_ROLES for r in roles)):
+        roles[0] = Role.PARAMETER  # "| | MIN MAX | UNIT": the unheaded first column names the rows
     named = [r for r in roles if r is not None]
     if len(named) >= 2 or (named and named[0] in VALUE_ROLES and sum(1 for c in row if c.strip()) <= 3):
         return roles
@@ -377,7 +402,10 @@ def _carry(previous: ColumnRoles, rows: Sequence[Sequence[str]], width: int, sou
     if len(previous.roles) == width:
         fits = all(kinds[i] in ("value", "empty") for i in previous.value_columns)
         if fits and previous.value_columns:
-            return ColumnRoles(previous.roles, source, previous.header_units, labels=previous.labels)
+            return ColumnRoles(previous.roles, source, previous.header_units, labels=previous.labels,
+                               merged=previous.merged)
+    if any(previous.merged):
+        return None  # merged limit columns cannot be matched to a narrower layout column by column
     wanted = [r for r in previous.roles if r in VALUE_ROLES]
     unit_at, block = _value_block(kinds)
     if not wanted or len(block) != len(wanted):
@@ -422,6 +450,25 @@ def _number(text: str) -> CellNumber | None:
     if _FOOTNOTE_MARK.fullmatch(" " + rest) or parse_unit_cell(rest) is not None:
         return number
     return None
+
+
+def _merged_numbers(text: str, limits: tuple[Role, ...]) -> list[tuple[Role, CellNumber]] | None:
+    """The numbers of a cell under a merged header, each with its limit: as many numbers as limits named, in
+    order. [] for a cell without numbers; None when the cell does not say which limit its numbers are."""
+    tokens: list[str] = []
+    for token in text.split():
+        if tokens and tokens[-1] in ("±", "+", "-", "−", "–"):
+            tokens[-1] += token  # "± 12", "- 0.5": a sign printed apart from its number
+        else:
+            tokens.append(token)
+    numbers = [read_cell(t) for t in tokens]
+    if all(n is None for n in numbers):
+        return []
+    if len(numbers) > 1 and numbers[-1] is None and parse_unit_cell(tokens[-1]) is not None:
+        numbers = numbers[:-1]  # "4.5 5 V": the unit after the last number
+    if len(numbers) != len(limits) or any(n is None or n.symmetric for n in numbers):
+        return None
+    return [(role, n) for role, n in zip(limits, numbers, strict=True) if n is not None]
 
 
 def _limits(cells: dict[Role, CellNumber], name: str, printed: list[str]) -> Limits | None:
@@ -504,7 +551,25 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
     own_name, marks = split_footnote_marks(_cell(row, roles, Role.PARAMETER))
     symbol = _cell(row, roles, Role.SYMBOL)
     conditions = " ".join(c for c in (line_label, _cell(row, roles, Role.CONDITIONS)) if c)
-    numbers = [(i, n) for i in roles.value_columns if (n := _number(row[i])) is not None]
+    numbers: list[tuple[int, CellNumber]] = []
+    by_role: dict[Role, CellNumber] = {}
+    undecided = None
+    for i in roles.value_columns:
+        merged = roles.merged_at(i)
+        if merged:
+            found = _merged_numbers(row[i], merged)
+            if found is None:
+                undecided = (f"the cell '{' '.join(row[i].split())}' under the merged header "
+                             f"'{roles.labels[i] if i < len(roles.labels) else ''}' does not say which limit "
+                             f"each of its numbers is")
+                continue
+            numbers.extend((i, n) for _, n in found)
+            by_role.update(found)
+        elif (n := _number(row[i])) is not None:
+            numbers.append((i, n))
+            role = roles.roles[i]
+            if role is not None:
+                by_role[role] = n
     unit = _row_unit(row, roles, numbers)
     parent_index = None
     sub_label = ""
@@ -519,9 +584,9 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
         unit = unit or parent.unit
     elif line_label:
         sub_label = line_label
-    printed = [" ".join(row[i].split()) for i, _ in numbers]
-    limits = _limits({roles.roles[i]: n for i, n in numbers if roles.roles[i] is not None}, name, printed)
-    ambiguity = roles.ambiguity if roles.ambiguity and any(_is_value_cell(c) for c in row) else None
+    printed = list(dict.fromkeys(" ".join(row[i].split()) for i, _ in numbers))
+    limits = _limits(by_role, name, printed)
+    ambiguity = roles.ambiguity if roles.ambiguity and any(_is_value_cell(c) for c in row) else undecided
     notes = tuple(footnotes[m] for m in marks if m in footnotes)
     model = ModelRow(index, name, symbol, conditions, sub_label, section, None if ambiguity else limits, unit,
                      notes, marks, tuple(row), ambiguity, parent_index)
@@ -561,7 +626,8 @@ def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: Tabl
                           for i in range(width))
             labels = tuple(" ".join(dict.fromkeys(" ".join(r[i].split()) for r in header_rows if r[i].strip()))
                            for i in range(width))
-            roles = ColumnRoles(tuple(header), source, units, labels=labels)
+            merged = tuple(merged_limits(labels[i]) if header[i] is not None else () for i in range(width))
+            roles = ColumnRoles(tuple(header), source, units, labels=labels, merged=merged)
             spans.append((roles, []))
             n += 2 if group else 1
             continue
@@ -593,7 +659,7 @@ def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: Tabl
                 merged = zip(span_roles.roles, laid_out.roles, strict=True)
                 span_roles = ColumnRoles(tuple(named or found for named, found in merged),
                                          span_roles.source, span_roles.header_units, laid_out.ambiguity,
-                                         span_roles.labels)
+                                         span_roles.labels, span_roles.merged)
         parent: _Parent | None = None
         current_section = None
         for section_name, row in span:

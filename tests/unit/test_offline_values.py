@@ -55,6 +55,12 @@ def test_identifiers_are_not_values() -> None:
     assert numbers == [25000.0, 0.05]
 
 
+@pytest.mark.parametrize(("text", "expected"), [("QX540-16 hFE 90", [90.0]), ("ZR2210-4.7 4.7 V", [4.7]),
+                                              ("Drift -16 ppm", [-16.0])])
+def test_a_dash_glued_to_a_part_number_starts_its_suffix(text: str, expected: list[float]) -> None:
+    assert [r.typical for r in read_values(text)] == expected
+
+
 def test_unit_printed_once_applies_to_the_figures_before_it() -> None:
     readings = read_values("VS Bridge voltage +/-12 or 24 V")
     assert [(r.kind, r.unit.canonical) for r in readings] == [("pm", "V"), ("single", "V")]

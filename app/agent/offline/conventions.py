@@ -134,6 +134,92 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Measuring span", expected=Expected(min=300, max=1200, unit="hPa"),
     ),
     Convention(
+        name="merged limit header: one number per limit named",
+        reading="a header cell naming two limits ('Min Typ', 'MIN MAX': the text layer merged two columns) holds "
+                "one number per limit, in the order named",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min Typ", "Max", "Unit"),
+            ("Wake current", "IWK", "4.1 5.0", "6.2", "uA"),
+            ("Sleep current", "ISL", "0.8", "1.5", "uA"),
+        ),)),
+        request="Wake current", unit="uA", expected=Expected(4.1, 5.0, 6.2, "uA"),
+    ),
+    Convention(
+        name="merged limit header with fewer numbers than limits is ambiguous",
+        reading="one number in a cell under a merged 'Min Typ' header may be either limit: the reader declines "
+                "and says so rather than pick one",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min Typ", "Max", "Unit"),
+            ("Wake current", "IWK", "4.1 5.0", "6.2", "uA"),
+            ("Sleep current", "ISL", "0.8", "1.5", "uA"),
+        ),)),
+        request="Sleep current", unit="uA", decline_mentions="merged header",
+    ),
+    Convention(
+        name="sub-row of another condition is never the answer",
+        reading="a sub-row that sets a requested quantity to another value ('VO = 0.4 V' for a requested "
+                "'VO = 0.9 V') measures under other conditions; only the sub-row with the requested value answers",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Sink current", "ISK", "TA = 25 °C, VO = 0.4 V", "2.0", "3.1", "", "mA"),
+            ("", "", "VO = 0.9 V", "4.5", "6.0", "", "mA"),
+        ),)),
+        request="Sink current", conditions=("TA = 25 °C", "VO = 0.9 V"), unit="mA",
+        expected=Expected(min=4.5, typical=6.0, unit="mA"),
+    ),
+    Convention(
+        name="a dash glued to a part number starts its suffix",
+        reading="'QX540-16' names a grade of the part: the '-16' is no negative value, so the figures after it "
+                "are the grade's",
+        page=Page(prose=("QX540 series switching transistors", "Current gain grade QX540-16: 100 to 250",
+                         "Transition frequency: 180 MHz")),
+        request="Current gain grade", expected=Expected(min=100, max=250),
+    ),
+    Convention(
+        name="a value printed without its unit is not guessed into one",
+        reading="a row that names the parameter but prints no unit (no unit column, none in the header or the "
+                "cell) does not say which unit its number is in when a dimensioned value was asked for: the "
+                "reader declines and says so",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max"),
+            ("Latch hold current", "ILH", "Gate open", "", "12", "30"),
+        ),)),
+        request="Latch hold current", unit="mA", decline_mentions="no unit",
+    ),
+    Convention(
+        name="per-part rows picked by the requested part, grade suffix included",
+        reading="rows of one symbol naming different parts give each part its values; a requested part "
+                "('QR72') is answered from its own row, never from a row of another grade of it ('QR72A')",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Leakage current QR71A, QR72A", "IL", "VR = 5 V", "", "2", "10", "nA"),
+            ("Leakage current QR71, QR72", "IL", "VR = 5 V", "", "2", "30", "nA"),
+        ),)),
+        request="Leakage current", conditions=("QR72",), unit="nA", expected=Expected(typical=2, max=30, unit="nA"),
+    ),
+    Convention(
+        name="two rows that match the request equally well are not guessed between",
+        reading="two rows of the same name with different values and nothing in the request to tell them apart "
+                "(other symbols, so not variants of one parameter): the reader declines and names both",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Sense threshold", "VSA", "", "1.20", "", "V"),
+            ("Sense threshold", "VSB", "", "2.40", "", "V"),
+        ),)),
+        request="Sense threshold", unit="V", decline_mentions="equally well",
+    ),
+    Convention(
+        name="limits out of order were read from the wrong columns",
+        reading="min <= typ <= max (negative limits may be printed by magnitude: -5, -12, -20); a reading whose "
+                "minimum exceeds its typical value came from cells the text layer shifted into other columns: "
+                "the reader declines and says so",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Common-mode rejection", "CMRR", "70", "60", "85", "dB"),
+        ),)),
+        request="Common-mode rejection", unit="dB", decline_mentions="out of order",
+    ),
+    Convention(
         name="two unlabelled value columns are ambiguous",
         reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
                 "is not printed: the reader declines and says so",

@@ -36,6 +36,8 @@ MIN_NAME = 0.5
 SYMBOL_ONLY_NAME = 0.62
 # Below this total score the reader declines rather than answer.
 MIN_TOTAL = 0.72
+# Two readings whose scores differ by less than this match the request equally well.
+TIE = 0.02
 _HAS_DIGIT = re.compile(r"\d")
 _LIMIT_TOKENS = {"typ", "max", "min", "typical", "maximum", "minimum"}
 _NOISE_TOKENS = {"note", "notes", "see", "typ", "max", "min", "typical", "maximum", "minimum", "unit", "units"}
@@ -70,6 +72,7 @@ class Decision:
     quote: str | None
     alternatives: list[Scored]
     reason: str
+    variants: list[Candidate] = field(default_factory=list)  # the answer's sibling variants, not reported
 
 
 # --- Matching primitives ------------------------------------------------------------------------------------
@@ -276,6 +279,15 @@ def _assignments(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(found)
 
 
+_NAMED_SETTING = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*=\s*([A-Za-z][A-Za-z0-9]{0,7})\b")
+
+
+@lru_cache(maxsize=50_000)
+def _settings(text: str) -> tuple[tuple[str, str], ...]:
+    """'MODE=B, VKA = Vref' -> (('mode', 'b'), ('vka', 'vref')): quantities set to a named setting, not a number."""
+    return tuple((fold(name), fold(value)) for name, value in _NAMED_SETTING.findall(text))
+
+
 def _assignments_agree(item: str, haystack: str) -> bool | None:
     """Whether the haystack sets the quantities the item sets to the same values, numbers compared as numbers in
     SI ('VO = 200 mV' agrees with a requested 'VO = 0.2 V'; 'Vo = +2 V' contradicts 'Vo = +0.2 V' though the
@@ -283,6 +295,11 @@ def _assignments_agree(item: str, haystack: str) -> bool | None:
     printed = _assignments(haystack)
     wanted = _assignments(item)
     agreed = 0
+    named = _settings(haystack)
+    for name, value in _settings(item):
+        values = [v for n, v in named if n == name]
+        if values and value not in values:
+            return False
     for name, value in wanted:
         values = [v for n, v in printed if n == name]
         if not values:
@@ -314,6 +331,16 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     return coverage
 
 
+def contradicts_conditions(query: Query, cand: Candidate) -> bool:
+    """Whether the row sets a requested quantity to another value ("IT=0.4A" for a requested "IT=0.8A"), and to
+    no value the request names: a sibling sub-row measured under other conditions, never the requested one."""
+    # The row's own name and conditions only: a table title or a neighbouring line may set the quantity for
+    # another row.
+    own = cand.own_label if cand.own_label is not None else cand.label
+    haystack = f"{own} {cand.extra_conditions}"
+    return any(_assignments_agree(item, haystack) is False for item in query.conditions)
+
+
 def conditions_score(query: Query, cand: Candidate) -> float | None:
     items = query.conditions + query.qualifiers
     if not items:
@@ -329,7 +356,7 @@ def conditions_score(query: Query, cand: Candidate) -> float | None:
 
 def score(query: Query, cand: Candidate) -> Scored | None:
     name = name_score(query, cand)
-    if name < MIN_NAME:
+    if name < MIN_NAME or contradicts_conditions(query, cand):
         return None
     notes: list[str] = []
     total = name
@@ -367,6 +394,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if cand.caption:
         total -= 0.3
         notes.append("read from a figure caption")
+    if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
+        return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -384,6 +413,13 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if query.wants_field and getattr(cand, query.wants_field) is None:
         total -= 0.1
     return Scored(cand, name, cond, total, notes)
+
+
+_PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+def _names_a_part(query: Query) -> bool:
+    return any(_PART_NUMBER.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
 
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
@@ -507,7 +543,8 @@ def _score_cached(query: Query, cand: Candidate) -> Scored | None:
 
 def decide(query: Query, evidence: Evidence) -> Decision:
     wanted = frozenset(p for phrase in [*query.phrases, *query.all_symbols] for p in _prefixes(phrase))
-    scored = [s for s in (_score_cached(query, c) for c in collect_candidates(evidence) if _could_name(wanted, c))
+    candidates = collect_candidates(evidence)
+    scored = [s for s in (_score_cached(query, c) for c in candidates if _could_name(wanted, c))
               if s is not None and (s.candidate.ambiguity or any(v is not None for v in s.candidate.values()))]
     scored.sort(key=lambda s: (-s.total, s.candidate.page))
     if not scored:
@@ -524,6 +561,16 @@ def decide(query: Query, evidence: Evidence) -> Decision:
                         f"of the expected kind")
     best = scored[0]
     others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
+    tied = [s for s in others if s.total > best.total - TIE and not _one_line(best.candidate, s.candidate)]
+    if tied and _names_in_own_label(query, best.candidate) and not any(
+            _names_in_own_label(query, s.candidate) for s in tied):
+        tied = []  # only the best names the requested condition in its own label (its sub-row or column)
+    if tied and best.total >= MIN_TOTAL and not _first_of_siblings(query, best, tied):
+        rival = tied[0].candidate
+        return Decision(None, 0.0, None, scored[:3],
+                        f"'{_describe(best.candidate)}' on page {best.candidate.page} and '{_describe(rival)}' on "
+                        f"page {rival.page} match the request equally well; declining rather than guessing "
+                        f"which one is meant")
     agreeing = [s for s in scored[1:] if s.candidate.signature() == best.candidate.signature()
                 and s.total >= best.total - 0.4]
     rivals = [s for s in others if s.total >= best.total - 0.1]
@@ -532,9 +579,88 @@ def decide(query: Query, evidence: Evidence) -> Decision:
         return Decision(None, confidence, None, scored[:3],
                         f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
                         f"request too weakly (score {best.total:.2f}); declining rather than guessing")
+    if not limits_in_order(best.candidate):
+        return Decision(None, 0.0, None, scored[:3],
+                        f"'{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, but its "
+                        f"limits are out of order, so its numbers were not read from the columns they belong to; "
+                        f"declining rather than guessing")
+    if query.dimensions and best.candidate.unit is None:
+        return Decision(None, 0.0, None, scored[:3],
+                        f"'{_describe(best.candidate)}' on page {best.candidate.page} names the parameter, but no "
+                        f"unit is printed with it where a {query.unit_text or 'dimensioned'} value was asked for; "
+                        f"declining rather than guessing its unit")
     quote = build_quote(evidence.page_lines.get(best.candidate.page, []), best.candidate)
     reason = _reason(best, rivals, others)
-    return Decision(best, confidence, quote, others[:3], reason)
+    return Decision(best, confidence, quote, others[:3], reason, _variants(best.candidate, candidates))
+
+
+def siblings(a: Candidate, b: Candidate) -> bool:
+    """Two readings of one parameter on one page that are variants of it: its sub-rows or per-part rows (one
+    name, other rows), or its per-part columns (one row of a matrix, other column headers)."""
+    if a.page != b.page or a.source == "line" or b.source == "line" or a.symbol != b.symbol:
+        return False
+    same_name = " ".join(a.label.split()) == " ".join(b.label.split())
+    if same_name:
+        return a.line_text != b.line_text
+    return a.source == b.source == "table_cell" and a.line_text == b.line_text and bool(a.line_text)
+
+
+def variant_label(cand: Candidate, best: Candidate) -> str:
+    """What sets a variant apart, as printed: its sub-row's label or conditions, else its column header."""
+    for text in (*cand.alt_labels, cand.extra_conditions, cand.own_label or ""):
+        text = " ".join(text.split())
+        if text and text != " ".join(best.label.split()):
+            return text
+    label, shared = cand.label.split(), best.label.split()
+    while label and shared and label[0] == shared[0]:
+        label, shared = label[1:], shared[1:]
+    return " ".join(label) or " ".join(cand.label.split())
+
+
+def _variants(best: Candidate, candidates: list[Candidate]) -> list[Candidate]:
+    """The answer's sibling variants, in the order the page prints them, one per label and value."""
+    found: list[Candidate] = []
+    seen = {(variant_label(best, best), best.signature())}
+    for cand in candidates:
+        if cand is best or cand.ambiguity or not any(v is not None for v in cand.values()):
+            continue
+        if not siblings(best, cand):
+            continue
+        key = (variant_label(cand, best), cand.signature())
+        if key not in seen and len(re.findall(r"[A-Za-z0-9]", key[0])) >= 2:
+            seen.add(key)
+            found.append(cand)
+    return found
+
+
+def limits_in_order(cand: Candidate) -> bool:
+    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse."""
+    values = [v for v in cand.values() if v is not None]
+    ascending = all(a <= b for a, b in zip(values, values[1:], strict=False))
+    by_magnitude = all(v <= 0 for v in values) and all(a >= b for a, b in zip(values, values[1:], strict=False))
+    return ascending or by_magnitude
+
+
+def _one_line(a: Candidate, b: Candidate) -> bool:
+    """Two values of one text line ("Fast: 42 Hz, Slow: 9 Hz"): the words before each already told them apart
+    as far as the line can."""
+    return a.source == b.source == "line" and a.page == b.page and a.line_text == b.line_text
+
+
+def _names_in_own_label(query: Query, cand: Candidate) -> bool:
+    # A row's own cell says which sub-row it is (its label may join a name wrapped over its siblings); a matrix
+    # cell's label carries its column header.
+    own = compact(cand.own_label or cand.label) if cand.source == "table_row" else compact(cand.label)
+    return any(_piece_in(compact(item), own) for item in query.conditions if compact(item))
+
+
+def _first_of_siblings(query: Query, best: Scored, tied: list[Scored]) -> bool:
+    """A tie among variants of one parameter (its sub-rows or per-part rows on one page) when the request names
+    no condition or part: the first variant printed is the answer, and the others are reported beside it. When
+    the request names one and the variants still tie, the reader could not tell which one it names."""
+    if query.conditions or query.qualifiers:
+        return False
+    return all(siblings(best.candidate, s.candidate) for s in tied)
 
 
 def _confidence(best: Scored, rivals: list[Scored], agreeing: list[Scored]) -> float:

@@ -313,7 +313,9 @@ def _continues_name(cell: str) -> bool:
     """A name cell that continues the row above rather than naming a parameter of its own: empty, a
     parenthesis or lower-case start ("(± 20%)", "into A, W or B"), or a single word ("Tempco", "LM258")."""
     text = cell.split("\n")[0].strip()
-    return not text or text[0] in "(±" or text[0].islower() or len(text.split()) == 1
+    # A cell without a word ("MT2(−), G(+)", "IC = 2 A") holds the conditions of the parameter named above.
+    return (not text or text[0] in "(±" or text[0].islower() or len(text.split()) == 1
+            or not re.search(r"[A-Za-z]{3,}", text))
 
 
 def _first_cell(row: list[str], roles: list[str | None], role: str) -> str:

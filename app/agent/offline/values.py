@@ -185,6 +185,8 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
     # added to a symbol ("VDD + 0.3V", "VCC-1.5") is an offset, not a value either.
     if start > 0 and (text[start - 1].isalpha() or text[start - 1] in "_#"):
         return None
+    if groups.get("as") and start > 0 and text[start - 1].isalnum():
+        return None  # "BC807-25", "LM1117-3.3": a dash glued to a part number starts its suffix, not a sign
     if re.search(r"[A-Za-z]\w*(?:[+\-−–]|\s+[+\-−–]\s+)$", text[:match.start("a")]):
         return None
     return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
