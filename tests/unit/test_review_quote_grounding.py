@@ -129,3 +129,15 @@ def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
 
     assert [(n.values[0], n.unit) for n in numbers_in("Heater rating ..........7 watts")] == [(7.0, "watts")]
     assert [n.values[0] for n in numbers_in("into VDD pin ....100 mA, ver.5, 1.5 V")] == [100.0, 1.5]
+
+
+def test_a_converted_value_is_grounded_as_printed_after_a_round_trip_through_storage(table: DatasheetIndex) -> None:
+    from app.detectors.record import Submission
+
+    stored = {"found": True, "quote": "Quiescent drain IQD Slow mode 1.2 2.0 mA", "source_page": 2,
+              "values": [{"typical": 0.0012, "max": 0.002, "unit": "A",
+                          "printed": {"typical": 1.2, "max": 2.0, "unit": "mA"}}]}
+    submission = Submission.from_mapping(stored)
+    assert submission.values[0]["printed"] == {"typical": 1.2, "max": 2.0, "unit": "mA"}
+    [result] = ground_values(table, submission.values, submission.quote, submission.pages)
+    assert result.outcome is Outcome.grounded and result.detail["printed_value"]["unit"] == "mA"
