@@ -8,11 +8,15 @@ Then, per reported value:
 
 * a number reported as one field but printed in another field's column (a Max reported as typical);
 * a field reported where its own column holds a blank or a dash (the number came from elsewhere);
+* a value column holding a number the answer leaves out (the row says Typ 1.5 and Max 10, the answer only
+  max 10; a signed ``-15`` is not reported by ``15``; a ``±X`` read as min and max leaves nothing out);
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
 * a requested condition (``VDD = 5 V``) that the row sets to another value.
 
-Each is a ``field_mismatch`` finding with the row's boxes as evidence. Where the header cannot be found or a
+A row with more words than a short table row has is read only when the value's cell stands apart from its
+neighbours (long test conditions); otherwise it is taken for a line of prose. Each is a ``field_mismatch``
+finding with the row's boxes as evidence. Where the header cannot be found or a
 cell cannot be placed in one column without doubt, nothing is said.
 """
 
@@ -24,7 +28,7 @@ from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.grounding import GroundingResult, Outcome
-from app.detectors.page_text import TextNumber, number_occurs, numbers_in
+from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -43,6 +47,8 @@ _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
 MIN_COLUMN_GAP = 6.0  # points; a space in body text is about a quarter of the font size
+# A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
+_NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
@@ -151,6 +157,68 @@ def _conditions_contradicted(requested: list[str], row_text: str) -> list[dict[s
     return out
 
 
+def _in_boxes(word: Word, boxes: list[list[float]]) -> bool:
+    return any(b[0] - 1 <= word.x0 and word.x1 <= b[2] + 1 and b[1] - 1 <= word.y0 and word.y1 <= b[3] + 1
+               for b in boxes)
+
+
+def _stands_apart(row: Row, box: list[float]) -> bool:
+    """Whether the value's cell stands apart from its neighbours on the row, as a table cell does: a long row
+    (a parameter with long test conditions) is still a table row when its value sits in a column of its own."""
+    positions = [i for i, w in enumerate(row.words) if _in_boxes(w, [box])]
+    if not positions:
+        return False
+    first, last = row.words[positions[0]], row.words[positions[-1]]
+    before = row.words[positions[0] - 1] if positions[0] > 0 else None
+    after = row.words[positions[-1] + 1] if positions[-1] + 1 < len(row.words) else None
+    return (before is None or first.x0 - before.x1 >= MIN_COLUMN_GAP) \
+        and (after is None or after.x0 - last.x1 >= MIN_COLUMN_GAP)
+
+
+def _plain_number(word: Word) -> TextNumber | None:
+    """The one number a value cell prints, when the cell is a number (with its unit) and nothing else: not a
+    dash, a footnote mark (``[1]``, ``(2)``), an identifier or an expression (``VDD+0.7V``)."""
+    text = word.text.strip()
+    if is_identifier(text) or text.casefold() in _DASHES or not _NUMBER_CELL.match(text):
+        return None
+    printed = numbers_in(text)
+    return printed[0] if len(printed) == 1 else None
+
+
+def _reports(number: float, unit: str | None, cell: TextNumber, context_units: list[str]) -> bool:
+    """Whether a reported ``number`` is the one ``cell`` prints, sign included (``-15`` is not ``+15``)."""
+    units = [cell.unit] if cell.unit else [*context_units, None]
+    for cell_unit in units:
+        converted = number if not (unit and cell_unit) else plausibility.convert(number, unit, cell_unit)
+        if converted is not None and any(plausibility.close(converted, v, NUMBER_REL_TOL) for v in cell.values):
+            return True
+    return False
+
+
+def _omitted_fields(value_index: int, shown: dict[str, float], unit: str | None, cells: dict[str, list[Word]],
+                    context_units: list[str]) -> list[Mismatch]:
+    """Value columns of the row that print a number the answer leaves out (the row says Typ 1.5 and Max 10, the
+    answer only max 10): a row's limits are read together, so a partial answer states another specification.
+    The cell the value was located on, a cell printing a number the answer already reports, and a ``±X`` cell
+    when the answer reports min and max (its reading) are not left out."""
+    if not shown:
+        return []
+    out = []
+    for role in _VALUE_ROLES:
+        if role in shown:
+            continue
+        for word in cells.get(role, []):
+            number = _plain_number(word)
+            if number is None or (number.plus_minus and ("min" in shown or "max" in shown)) \
+                    or any(_reports(n, unit, number, context_units) for n in shown.values()):
+                continue
+            out.append(Mismatch("omitted_field", value_index,
+                                f"the row prints {word.text} in its {role} column, but the answer has no {role}",
+                                {"field": role, "cell": word.text}))
+            break
+    return out
+
+
 def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
@@ -159,7 +227,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
         return None
     row = _row_at(index, grounding.page, boxes[0])
-    if row is None or len(row.words) > MAX_ROW_WORDS:
+    if row is None or (len(row.words) > MAX_ROW_WORDS and not _stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
@@ -197,6 +265,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
             mismatches.append(Mismatch("dash_cell", value_index,
                                        f"the row's {field} cell is empty (“{own[0].text}”) but {field} {number:g} "
                                        "was reported", {"field": field, "cell": own[0].text}))
+    mismatches.extend(_omitted_fields(value_index, shown, unit, cells, context_units))
     unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text)]
     if unit and unit_cells:
         printed_unit = unit_cells[0]
@@ -241,7 +310,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "1", Severity.warning,
+    Rule("field_mismatch", "2", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

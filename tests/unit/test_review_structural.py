@@ -99,3 +99,54 @@ def test_requested_conditions_contradicted_by_the_row(document: DatasheetIndex) 
     same = field_mismatch(document, {"max": 12, "unit": "mA"}, "Drain current IDR VQ = 3 V - - 12 mA", 1,
                           conditions=["VQ = 3000 mV"])
     assert not same.findings
+
+
+@pytest.fixture(scope="module")
+def limits(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+              (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
+    # Long test conditions in small print: more words on the row than a short table row has.
+    long_conditions = [(COND + 11 * i, 160, word) for i, word in enumerate("abcdefghijk")]
+    page = [*header,
+            *row(100, "Hold current", "IHD", "gate open", ("-", "1.5", "10"), "mA"),
+            *row(120, "Trim offset", "VTO", "any input", ("-15", "", "+15"), "mV"),
+            *row(140, "Offset error", "VOS", "any input", ("", "±6", ""), "mV"),
+            (NAME, 160, "Ref level"), (SYMBOL, 160, "VRF"), *long_conditions, (MIN, 160, "1.2"), (TYP, 160, "1.25"),
+            (MAX, 160, "1.3"), (UNIT, 160, "V"),
+            # A footnote mark printed at the end of the conditions, where the Min column begins.
+            *row(180, "Gate trigger", "IGT", "quadrant", ("", "", "7.0"), "mA"), (MIN - 4, 180, "[1]")]
+    path = tmp_path_factory.mktemp("pdf") / "limits.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def omitted(verdict: Any) -> list[str]:
+    return [m["field"] for f in verdict.findings for m in f.evidence["mismatches"] if m["kind"] == "omitted_field"]
+
+
+def test_a_value_column_the_answer_leaves_out_is_flagged(limits: DatasheetIndex) -> None:
+    quote = "Hold current IHD gate open - 1.5 10 mA"
+    assert omitted(field_mismatch(limits, {"max": 10, "unit": "mA"}, quote, 1)) == ["typical"]
+    # The dash under Min specifies nothing: the full reading is clean.
+    assert not field_mismatch(limits, {"typical": 1.5, "max": 10, "unit": "mA"}, quote, 1).findings
+
+
+def test_a_signed_limit_is_not_reported_by_its_opposite(limits: DatasheetIndex) -> None:
+    quote = "Trim offset VTO any input -15 +15 mV"
+    assert omitted(field_mismatch(limits, {"max": 15, "unit": "mV"}, quote, 1)) == ["min"]
+    assert not field_mismatch(limits, {"min": -15, "max": 15, "unit": "mV"}, quote, 1).findings
+
+
+def test_a_plus_minus_cell_read_as_min_and_max_leaves_nothing_out(limits: DatasheetIndex) -> None:
+    assert not field_mismatch(limits, {"min": -6, "max": 6, "unit": "mV"}, "Offset error VOS any input ±6 mV",
+                              1).findings
+
+
+def test_a_long_row_whose_value_stands_in_its_own_column_is_still_read(limits: DatasheetIndex) -> None:
+    quote = "Ref level VRF a b c d e f g h i j k 1.2 1.25 1.3 V"
+    assert omitted(field_mismatch(limits, {"max": 1.3, "unit": "V"}, quote, 1)) == ["min", "typical"]
+
+
+def test_a_footnote_mark_is_not_a_value(limits: DatasheetIndex) -> None:
+    assert not field_mismatch(limits, {"max": 7.0, "unit": "mA"}, "Gate trigger IGT quadrant [1] 7.0 mA",
+                              1).findings
