@@ -162,3 +162,13 @@ def test_a_converted_value_is_grounded_as_printed_after_a_round_trip_through_sto
     assert submission.values[0]["printed"] == {"typical": 1.2, "max": 2.0, "unit": "mA"}
     [result] = ground_values(table, submission.values, submission.quote, submission.pages)
     assert result.outcome is Outcome.grounded and result.detail["printed_value"]["unit"] == "mA"
+
+
+def test_a_quote_stopping_before_its_value_cells_is_completed_by_its_row(table: DatasheetIndex) -> None:
+    # The quote names the row and its conditions; the numbers stand further along the same row.
+    result = ground_value(table, 0, {"typical": 1.2, "max": 2.0, "unit": "mA"}, "Quiescent drain IQD Slow mode",
+                          [2])
+    assert result.outcome is Outcome.grounded and result.detail["value_boxes"]
+    # Numbers printed on another row are still not in the quote.
+    other = ground_value(table, 0, {"typical": 4.5, "max": 6.1, "unit": "mA"}, "Quiescent drain IQD Slow mode", [2])
+    assert other.outcome is Outcome.value_not_in_quote
