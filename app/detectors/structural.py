@@ -120,7 +120,7 @@ def _role_of(word: Word, header: Header) -> str | None:
     return role if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
 
 
-def _row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
+def row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
     middle = (box[1] + box[3]) / 2
     rows = visual_rows(index, index.page(page_number))
     return min(rows, key=lambda r: abs(r.y - middle), default=None)
@@ -226,7 +226,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     boxes = grounding.detail.get("value_boxes") or []
     if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
         return None
-    row = _row_at(index, grounding.page, boxes[0])
+    row = row_at(index, grounding.page, boxes[0])
     if row is None or (len(row.words) > MAX_ROW_WORDS and not _stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
