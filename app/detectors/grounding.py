@@ -18,7 +18,8 @@ The reported pages are searched first; a quote found only elsewhere is ``grounde
 Each reported number must then occur in the located document text, compared numerically (decimal commas,
 leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text prints a unit), else the outcome is
 ``value_not_in_quote``; a quote that stops before its row's value cells (the parameter's name and conditions
-only) is completed by the numbers printed further along the rows it stands on. The located words' boxes are kept so a reviewer sees the passage highlighted.
+only) is completed by the numbers printed further along the rows it stands on. The located words' boxes are
+kept so a reviewer sees the passage highlighted.
 """
 
 from __future__ import annotations
