@@ -12,7 +12,8 @@ Then, per reported value:
   max 10; a signed ``-15`` is not reported by ``15``; a ``±X`` read as min and max leaves nothing out);
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
-* a requested condition (``VDD = 5 V``) that the row sets to another value.
+* a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
+  to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself.
 
 A row with more words than a short table row has is read only when the value's cell stands apart from its
 neighbours (long test conditions); otherwise it is taken for a line of prose. Each is a ``field_mismatch``
@@ -46,7 +47,10 @@ _DASHES = {"-", "–", "—", "‒", "―", "−", "--", "n/a", "na"}
 _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
-MIN_COLUMN_GAP = 6.0  # points; a space in body text is about a quarter of the font size
+MIN_COLUMN_GAP = 6.0
+# A table's heading: at most this many lines of text just above its header row, this close to each other.
+MAX_HEADING_ROWS = 3
+MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter of the font size
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
@@ -57,6 +61,7 @@ class Header:
     page: int
     text: str
     centres: dict[str, float]  # role -> x centre of its header word
+    y: float = 0.0  # the header row's vertical centre on its page
 
 
 @dataclass
@@ -103,12 +108,31 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
     above = [r for r in visual_rows(index, page) if r.y < row_y]
     for row in reversed(above):
         if _is_header(row):
-            return Header(page_number, row.text, _header_of(row))
+            return Header(page_number, row.text, _header_of(row), row.y)
     for earlier in range(page_number - 1, max(0, page_number - 3), -1):
         for row in reversed(visual_rows(index, index.page(earlier))):
             if _is_header(row):
-                return Header(earlier, row.text, _header_of(row))
+                return Header(earlier, row.text, _header_of(row), row.y)
     return None
+
+
+def table_heading(index: DatasheetIndex, header: Header) -> str:
+    """The lines of text just above a table's header row: its caption and the conditions it sets for every row
+    (``VCC = 5V, TA = 25°C``). Rows with column gaps belong to a table above and end the heading."""
+    rows = [r for r in visual_rows(index, index.page(header.page)) if r.y < header.y]
+    heading: list[str] = []
+    below = header.y
+    for row in reversed(rows[-MAX_HEADING_ROWS:]):
+        if below - row.y > MAX_HEADING_GAP_LINES * row.height or _is_tabular(row):
+            break
+        heading.insert(0, row.text)
+        below = row.y
+    return " ".join(heading)
+
+
+def _is_tabular(row: Row) -> bool:
+    gaps = sorted(b.x0 - a.x1 for a, b in zip(row.words, row.words[1:], strict=False))
+    return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
 
 
 def _role_of(word: Word, header: Header) -> str | None:
@@ -139,10 +163,15 @@ def _matches(number: float, unit: str | None, word: Word, context_units: list[st
     return any(number_occurs(number, unit, [c]) for c in candidates)
 
 
-def _conditions_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
-    """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity."""
+def _conditions_contradicted(requested: list[str], row_text: str, heading: str = "",
+                             located: str = "") -> list[dict[str, Any]]:
+    """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity. The
+    table's heading sets a default for every row (``unless otherwise specified``): the row's own conditions, on
+    its line or in the text the value was located in (a condition cell wrapping onto the next line), come first."""
     out = []
-    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)}
+    own = {m.group(1).casefold() for text in (located, row_text) for m in _CONDITION.finditer(text)}
+    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(heading) if m.group(1).casefold() not in own}
+    printed.update({m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)})
     for condition in requested:
         for wanted in _CONDITION.finditer(condition):
             found = printed.get(wanted.group(1).casefold())
@@ -230,10 +259,13 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     if row is None or (len(row.words) > MAX_ROW_WORDS and not _stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
+    heading = table_heading(index, header) if header else ""
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
-                "header": header.text if header else None, "header_page": header.page if header else None}
+                "header": header.text if header else None, "header_page": header.page if header else None,
+                "heading": heading or None}
     mismatches: list[Mismatch] = []
-    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text)
+    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
+                                          str(grounding.detail.get("located_text") or ""))
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))
@@ -310,7 +342,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "2", Severity.warning,
+    Rule("field_mismatch", "3", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

@@ -150,3 +150,30 @@ def test_a_long_row_whose_value_stands_in_its_own_column_is_still_read(limits: D
 def test_a_footnote_mark_is_not_a_value(limits: DatasheetIndex) -> None:
     assert not field_mismatch(limits, {"max": 7.0, "unit": "mA"}, "Gate trigger IGT quadrant [1] 7.0 mA",
                               1).findings
+
+
+@pytest.fixture(scope="module")
+def headed(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 50, "Switching characteristics"), (NAME, 62, "VCC = 5 V, TA = 25 C unless otherwise specified"),
+            (NAME, 80, "Parameter"), (COND, 80, "Conditions"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Rise delay"), (TYP, 100, "22"), (MAX, 100, "33"), (UNIT, 100, "ns"),
+            (NAME, 120, "Fall delay"), (COND, 120, "VCC = 3 V"), (TYP, 120, "31"), (MAX, 120, "45"), (UNIT, 120, "ns")]
+    path = tmp_path_factory.mktemp("pdf") / "headed.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def conditions(verdict: Any) -> list[str]:
+    return [m["row_sets"] for f in verdict.findings for m in f.evidence["mismatches"] if m["kind"] == "condition"]
+
+
+def test_a_condition_the_tables_heading_sets_otherwise_is_flagged(headed: DatasheetIndex) -> None:
+    value, quote = {"typical": 22, "max": 33, "unit": "ns"}, "Rise delay 22 33 ns"
+    assert conditions(field_mismatch(headed, value, quote, 1, conditions=["VCC = 4.5 V"])) == ["VCC = 5 V"]
+    assert not field_mismatch(headed, value, quote, 1, conditions=["VCC = 5 V"]).findings
+
+
+def test_a_rows_own_condition_comes_before_the_heading(headed: DatasheetIndex) -> None:
+    value, quote = {"typical": 31, "max": 45, "unit": "ns"}, "Fall delay VCC = 3 V 31 45 ns"
+    assert not field_mismatch(headed, value, quote, 1, conditions=["VCC = 3 V"]).findings
+    assert conditions(field_mismatch(headed, value, quote, 1, conditions=["VCC = 5 V"])) == ["VCC = 3 V"]
