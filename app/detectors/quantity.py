@@ -6,8 +6,9 @@ maximum gate voltage, a collector *cut-off* current beside the collector current
 where the quote says, so no other check notices it; the row's own label does. ``other_quantity`` flags a
 value whose row names one of these qualifiers when the request does not.
 
-The label is the row's words left of the value's cell (name, symbol, conditions), or, when the value opens the
-row, the words after it: a qualifier in the unit column or in another row says nothing about this one.
+The label is the row's words left of the value's cell (name, symbol, conditions) with the lines of a name cell
+that wraps above or below it, or, when the value opens the row, the words after it: a qualifier in the unit
+column or in another parameter's row says nothing about this one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from typing import Any
 
 from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
 from app.detectors.structural import row_at
@@ -34,6 +36,8 @@ QUALIFIERS: dict[str, tuple[str, ...]] = {
     "regulation": ("regulation",),
 }
 _NUMBER = re.compile(r"\d")
+# Lines of a wrapped name cell lie within this many line heights of the value's row.
+WRAP_LINES = 1.5
 
 
 def _mentions(text: str, spellings: tuple[str, ...]) -> bool:
@@ -50,9 +54,16 @@ def row_label(index: DatasheetIndex, grounding: GroundingResult) -> str | None:
     if row is None:
         return None
     first = min(boxes, key=lambda b: b[0])
-    left = [w.text for w in row.words if w.x1 <= first[0] + 1]
+    left = [w for w in row.words if w.x1 <= first[0] + 1]
+    # A name centred on a multi-line cell stands on the lines just above or below the value's row: lines with
+    # nothing in the value columns, over a column the value's row leaves empty (else they are another
+    # parameter's name, or prose).
+    wrapped = [r for r in visual_rows(index, index.page(grounding.page))
+               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height
+               and all(w.x1 <= first[0] + 1 for w in r.words)
+               and not any(a.x0 < b.x1 and b.x0 < a.x1 for a in r.words for b in left)]
     if left:
-        return " ".join(left)
+        return " ".join([*(w.text for w in left), *(w.text for r in wrapped for w in r.words)])
     # The value opens the row ("20dB Bandwidth for ..."): the words after it, up to the next number.
     after = []
     for word in row.words:

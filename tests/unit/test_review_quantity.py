@@ -38,7 +38,12 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (UNIT, 120, "V"),
             (NAME, 140, "Leak current"), (SYMBOL, 140, "ILK"), (MAX, 140, "0.1"), (UNIT, 140, "mA"),
             (NAME, 160, "Leak current cut-off"), (SYMBOL, 160, "ILC"), (MAX, 160, "0.3"), (UNIT, 160, "mA"),
-            (NAME, 200, "20 dB Bandwidth of the carrier"), (NAME, 220, "Output power 4 dBm")]
+            (NAME, 200, "20 dB Bandwidth of the carrier"), (NAME, 220, "Output power 4 dBm"),
+            # A name centred on a three-line cell: its lines stand above and below the value's row.
+            (NAME, 252, "Drain cut-off"), (SYMBOL, 260, "IDX"), (COND, 260, "VD = rated"), (MAX, 260, "0.2"),
+            (UNIT, 260, "mA"), (NAME, 268, "(gate open)"),
+            # The next parameter's name right under a row with a name of its own.
+            (NAME, 300, "Drain current"), (MAX, 300, "3"), (UNIT, 300, "A"), (NAME, 309, "Hysteresis band")]
     path = tmp_path_factory.mktemp("pdf") / "quantity.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -73,3 +78,9 @@ def test_a_value_opening_its_row_is_judged_by_the_words_after_it(document: Datas
     assert verdict(document, "Output power accuracy", {"typical": 20, "unit": "dB"},
                    "20 dB Bandwidth of the carrier").findings
     assert not verdict(document, "Output power", {"max": 4, "unit": "dBm"}, "Output power 4 dBm").findings
+
+
+def test_a_name_wrapped_around_the_values_row_is_its_label(document: DatasheetIndex) -> None:
+    assert verdict(document, "Drain current", {"max": 0.2, "unit": "mA"}, "IDX VD = rated 0.2 mA").findings
+    # Under a row with a name of its own, the next line is another parameter's.
+    assert not verdict(document, "Drain current", {"max": 3, "unit": "A"}, "Drain current 3 A").findings
