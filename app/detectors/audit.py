@@ -17,6 +17,7 @@ from app.detectors.document_rules import DOCUMENT_RULES
 from app.detectors.grounding import GroundingResult, ground_values
 from app.detectors.plus_minus import PLUS_MINUS_RULES
 from app.detectors.quantity import QUANTITY_RULES
+from app.detectors.rating_table import RATING_TABLE_RULES
 from app.detectors.record import RunRecord, Submission
 from app.detectors.rules import Context, Finding, Verdict, evaluate
 from app.detectors.severity import Severity
@@ -68,7 +69,7 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
                   model=model or (record.model if record else None))
     verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
         + evaluate(ctx, QUANTITY_RULES) + evaluate(ctx, PLUS_MINUS_RULES) + evaluate(ctx, VARIANT_RULES) \
-        + evaluate(ctx, DOCUMENT_RULES)
+        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

@@ -89,7 +89,7 @@ def _header_of(row: Row) -> dict[str, float]:
     return centres
 
 
-def _is_header(row: Row) -> bool:
+def is_header(row: Row) -> bool:
     """A row that names columns: mostly header words, two of them at least (prose that says "minimum ...
     maximum" is not one)."""
     words = [w.text.strip(".:()[]").casefold() for w in row.words]
@@ -107,11 +107,11 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
     page = index.page(page_number)
     above = [r for r in visual_rows(index, page) if r.y < row_y]
     for row in reversed(above):
-        if _is_header(row):
+        if is_header(row):
             return Header(page_number, row.text, _header_of(row), row.y)
     for earlier in range(page_number - 1, max(0, page_number - 3), -1):
         for row in reversed(visual_rows(index, index.page(earlier))):
-            if _is_header(row):
+            if is_header(row):
                 return Header(earlier, row.text, _header_of(row), row.y)
     return None
 
