@@ -6,7 +6,8 @@ answered by the sub-row that names it. The rows that print every reported number
 them names sibling variants (the same family: a long common prefix) but none of them is the requested one,
 the value belongs to another variant. A row naming no variant says nothing, and neither does a request
 naming none; when any row of the page printing the same numbers names the requested variant, the value may
-well come from it.
+well come from it. Rows that name no variant are read under their table's heading (a table per variant, its
+name printed above the header row).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
-from app.detectors.structural import row_at
+from app.detectors.structural import header_for, row_at, table_heading
 from app.documents.index import DatasheetIndex
 
 # Two part names are siblings when they share at least this many leading characters, and this share of the
@@ -88,6 +89,13 @@ def _other_variant(rule: Rule, ctx: Context) -> Verdict:
         named = [part_names(row.text) for row in hosts]
         if not hosts or any(part_names(row.text) & requested for row in everywhere):
             continue
+        if not any(named):
+            # Rows naming no variant are read under their table's heading (``LM78L15AC`` above the header row
+            # of that variant's table).
+            header = header_for(ctx.document, grounding.page or 0, hosts[0].y)
+            named = [part_names(table_heading(ctx.document, header))] if header else []
+            if not named or named[0] & requested:
+                continue
         others = sorted({n for names in named for n in names if any(siblings(n, r) for r in requested)})
         if others and all(any(siblings(n, r) for n in names for r in requested) for names in named):
             found.append({"value_index": grounding.value_index, "page": grounding.page, "row_names": others,

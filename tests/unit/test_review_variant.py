@@ -72,3 +72,23 @@ def test_rows_and_requests_naming_no_variant_say_nothing(document: DatasheetInde
     assert not verdict(document, {"typical": 3, "max": 9, "unit": "nA"}, "Leak current 3 9 nA", ["QX410"]).findings
     assert not verdict(document, {"typical": 20, "max": 50, "unit": "nA"}, "QX410A, QX420A 20 50 nA",
                        ["TA = 25 C"]).evaluable
+
+
+@pytest.fixture(scope="module")
+def per_variant_tables(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    def table(top: float, variant: str, typ: str, max_: str) -> list[tuple[float, float, str]]:
+        return [(NAME, top, variant), (NAME, top + 14, "Unless otherwise specified, VIN = 9 V"),
+                (NAME, top + 32, "Parameter"), (TYP, top + 32, "Typ"), (MAX, top + 32, "Max"),
+                (UNIT, top + 32, "Unit"),
+                (NAME, top + 50, "Ripple rejection"), (TYP, top + 50, typ), (MAX, top + 50, max_),
+                (UNIT, top + 50, "dB")]
+    path = tmp_path_factory.mktemp("pdf") / "tables.pdf"
+    placed_pdf([[*table(60, "QX78L05", "62", "70"), *table(200, "QX78L15", "51", "58")]], path=path)
+    return open_index(path)
+
+
+def test_a_row_naming_no_variant_is_read_under_its_tables_heading(per_variant_tables: DatasheetIndex) -> None:
+    assert verdict(per_variant_tables, {"typical": 51, "max": 58, "unit": "dB"}, "Ripple rejection 51 58 dB",
+                   ["QX78L05"]).findings
+    assert not verdict(per_variant_tables, {"typical": 62, "max": 70, "unit": "dB"}, "Ripple rejection 62 70 dB",
+                       ["QX78L05"]).findings
