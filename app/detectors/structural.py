@@ -13,7 +13,8 @@ Then, per reported value:
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
 * a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
-  to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself.
+  to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself, or that the
+  row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant).
 
 A row with more words than a short table row has is read only when the value's cell stands apart from its
 neighbours (long test conditions); otherwise it is taken for a line of prose. Each is a ``field_mismatch``
@@ -29,7 +30,7 @@ from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.grounding import GroundingResult, Outcome
-from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, number_occurs, numbers_in
+from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -53,6 +54,7 @@ MAX_HEADING_ROWS = 3
 MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter of the font size
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
+_SIGN = re.compile(r"[+\-±]")
 _CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
@@ -186,6 +188,22 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
     return out
 
 
+def _polarity_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
+    """Requested conditions the row prints with other signs only (``MT2(-), G(+)`` where the row is for
+    ``MT2(+), G(+)``): a quadrant or polarity of the same conditions, not the one asked for."""
+    row = normalised(row_text)
+    out = []
+    for condition in requested:
+        wanted = normalised(condition)
+        if not _SIGN.search(wanted) or wanted in row:
+            continue
+        pattern = "".join("[+\\-±]" if _SIGN.fullmatch(ch) else re.escape(ch) for ch in wanted)
+        found = re.search(pattern, row)
+        if found:
+            out.append({"requested": condition, "row_sets": found.group(0)})
+    return out
+
+
 def _in_boxes(word: Word, boxes: list[list[float]]) -> bool:
     return any(b[0] - 1 <= word.x0 and word.x1 <= b[2] + 1 and b[1] - 1 <= word.y0 and word.y1 <= b[3] + 1
                for b in boxes)
@@ -266,6 +284,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     mismatches: list[Mismatch] = []
     conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
                                           str(grounding.detail.get("located_text") or ""))
+    conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))
@@ -342,7 +361,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "3", Severity.warning,
+    Rule("field_mismatch", "4", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

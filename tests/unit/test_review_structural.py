@@ -177,3 +177,20 @@ def test_a_rows_own_condition_comes_before_the_heading(headed: DatasheetIndex) -
     value, quote = {"typical": 31, "max": 45, "unit": "ns"}, "Fall delay VCC = 3 V 31 45 ns"
     assert not field_mismatch(headed, value, quote, 1, conditions=["VCC = 3 V"]).findings
     assert conditions(field_mismatch(headed, value, quote, 1, conditions=["VCC = 5 V"])) == ["VCC = 3 V"]
+
+
+@pytest.fixture(scope="module")
+def quadrants(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
+    page = [*header, (NAME, 100, "Trigger current"), (UNIT, 100, "mA"),
+            (NAME, 112, "T2(+), G(+)"), (MAX, 112, "5.0"), (NAME, 124, "T2(-), G(+)"), (MAX, 124, "7.0")]
+    path = tmp_path_factory.mktemp("pdf") / "quadrants.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def test_a_condition_the_row_prints_with_other_signs_is_another_quadrant(quadrants: DatasheetIndex) -> None:
+    wrong = field_mismatch(quadrants, {"max": 5.0, "unit": "mA"}, "T2(+), G(+) 5.0", 1, conditions=["T2(-), G(+)"])
+    assert conditions(wrong) == ["t2(+),g(+)"]
+    assert not field_mismatch(quadrants, {"max": 7.0, "unit": "mA"}, "T2(-), G(+) 7.0", 1,
+                              conditions=["T2(-), G(+)"]).findings
