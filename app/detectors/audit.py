@@ -22,6 +22,7 @@ from app.detectors.record import RunRecord, Submission
 from app.detectors.rules import RULES, Context, Finding, Rule, Verdict, evaluate
 from app.detectors.severity import Severity
 from app.detectors.structural import STRUCTURAL_RULES
+from app.detectors.summary import SUMMARY_RULES
 from app.detectors.variant import VARIANT_RULES
 from app.documents.index import DatasheetIndex
 
@@ -91,7 +92,7 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
                   model=model or (record.model if record else None))
     verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
         + evaluate(ctx, QUANTITY_RULES) + evaluate(ctx, PLUS_MINUS_RULES) + evaluate(ctx, VARIANT_RULES) \
-        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, DOCUMENT_RULES)
+        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, SUMMARY_RULES) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

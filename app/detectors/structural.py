@@ -78,7 +78,7 @@ def _centre(word: Word) -> float:
     return (word.x0 + word.x1) / 2
 
 
-def _header_of(row: Row) -> dict[str, float]:
+def header_of(row: Row) -> dict[str, float]:
     """The x centre of each column a header row names (empty when two groups of Min/Typ/Max stand side by side,
     for two units: which group a cell is in would be a guess)."""
     centres: dict[str, float] = {}
@@ -110,11 +110,11 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
     above = [r for r in visual_rows(index, page) if r.y < row_y]
     for row in reversed(above):
         if is_header(row):
-            return Header(page_number, row.text, _header_of(row), row.y)
+            return Header(page_number, row.text, header_of(row), row.y)
     for earlier in range(page_number - 1, max(0, page_number - 3), -1):
         for row in reversed(visual_rows(index, index.page(earlier))):
             if is_header(row):
-                return Header(earlier, row.text, _header_of(row), row.y)
+                return Header(earlier, row.text, header_of(row), row.y)
     return None
 
 
@@ -144,6 +144,16 @@ def _role_of(word: Word, header: Header) -> str | None:
         return None
     (nearest, role), (second, _) = distances[0], distances[1]
     return role if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
+
+
+def placed_cells(row: Row, header: Header) -> dict[str, list[Word]]:
+    """The row's words by the column each is placed in (words between columns are left out)."""
+    cells: dict[str, list[Word]] = {}
+    for word in row.words:
+        role = _role_of(word, header)
+        if role:
+            cells.setdefault(role, []).append(word)
+    return cells
 
 
 def row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
@@ -209,7 +219,7 @@ def _in_boxes(word: Word, boxes: list[list[float]]) -> bool:
                for b in boxes)
 
 
-def _stands_apart(row: Row, box: list[float]) -> bool:
+def stands_apart(row: Row, box: list[float]) -> bool:
     """Whether the value's cell stands apart from its neighbours on the row, as a table cell does: a long row
     (a parameter with long test conditions) is still a table row when its value sits in a column of its own."""
     positions = [i for i, w in enumerate(row.words) if _in_boxes(w, [box])]
@@ -222,7 +232,7 @@ def _stands_apart(row: Row, box: list[float]) -> bool:
         and (after is None or after.x0 - last.x1 >= MIN_COLUMN_GAP)
 
 
-def _plain_number(word: Word) -> TextNumber | None:
+def plain_number(word: Word) -> TextNumber | None:
     """The one number a value cell prints, when the cell is a number (with its unit) and nothing else: not a
     dash, a footnote mark (``[1]``, ``(2)``), an identifier or an expression (``VDD+0.7V``)."""
     text = word.text.strip()
@@ -232,7 +242,7 @@ def _plain_number(word: Word) -> TextNumber | None:
     return printed[0] if len(printed) == 1 else None
 
 
-def _reports(number: float, unit: str | None, cell: TextNumber, context_units: list[str]) -> bool:
+def reports(number: float, unit: str | None, cell: TextNumber, context_units: list[str]) -> bool:
     """Whether a reported ``number`` is the one ``cell`` prints, sign included (``-15`` is not ``+15``)."""
     units = [cell.unit] if cell.unit else [*context_units, None]
     for cell_unit in units:
@@ -255,9 +265,9 @@ def _omitted_fields(value_index: int, shown: dict[str, float], unit: str | None,
         if role in shown:
             continue
         for word in cells.get(role, []):
-            number = _plain_number(word)
+            number = plain_number(word)
             if number is None or (number.plus_minus and ("min" in shown or "max" in shown)) \
-                    or any(_reports(n, unit, number, context_units) for n in shown.values()):
+                    or any(reports(n, unit, number, context_units) for n in shown.values()):
                 continue
             out.append(Mismatch("omitted_field", value_index,
                                 f"the row prints {word.text} in its {role} column, but the answer has no {role}",
@@ -274,7 +284,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
         return None
     row = row_at(index, grounding.page, boxes[0])
-    if row is None or (len(row.words) > MAX_ROW_WORDS and not _stands_apart(row, boxes[0])):
+    if row is None or (len(row.words) > MAX_ROW_WORDS and not stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
     heading = table_heading(index, header) if header else ""
@@ -292,11 +302,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
         return mismatches, evidence
     shown = plausibility.numbers_of(value)
     unit = value.get("unit")
-    cells: dict[str, list[Word]] = {}
-    for word in row.words:
-        role = _role_of(word, header)
-        if role:
-            cells.setdefault(role, []).append(word)
+    cells = placed_cells(row, header)
     # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
     context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
     for field, number in shown.items():
