@@ -85,6 +85,8 @@ class Answer:
     correct: bool | None  # None: no gold to grade against (recall arms)
     flags: list[dict[str, Any]] = field(default_factory=list)
     confidence: float | None = None
+    # What was answered and what the claim states, for ``--list`` and the JSON output.
+    detail: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flagged(self) -> bool:
@@ -111,7 +113,35 @@ def confusion(answers: list[Answer]) -> dict[str, Any]:
     table["catching_rules"] = dict(Counter(r for a in wrong if a.flagged for r in a.rules))
     table["missed"] = [a.key for a in wrong if not a.flagged]
     table["false_alarms"] = [a.key for a in correct if a.flagged]
+    table["answers"] = [{"key": a.key, "found": a.found, "correct": a.correct, "flags": a.flags,
+                         "confidence": a.confidence, **a.detail} for a in answers]
     return table
+
+
+def _claim_detail(claim: Any) -> dict[str, Any]:
+    """What a claim states, in the shape the listing prints."""
+    stated = {"min", "typical", "max", "unit", "conditions", "page", "source_text"}
+    return {"document": claim.document, "parameter": claim.parameter,
+            "gold": claim.model_dump(include=stated, exclude_none=True)}
+
+
+def print_listing(table: dict[str, Any]) -> None:
+    """Every wrong answer that went unflagged and every correct answer that was flagged, with what was answered,
+    what the claim states and the flags raised: the material to group the review layer's errors by cause."""
+    by_key = {a["key"]: a for a in table["answers"]}
+    for title, keys in (("missed (wrong, unflagged)", table["missed"]),
+                        ("false alarm (correct, flagged)", table["false_alarms"])):
+        for key in keys:
+            answer = by_key[key]
+            rules = sorted({f["rule"] for f in answer["flags"] if f["severity"] in ("warning", "error")})
+            print(f"   -- {title}: {key}  [{answer.get('document')}] {answer.get('parameter')!r}")
+            print(f"      claim:  {json.dumps(answer.get('gold'), ensure_ascii=False)}")
+            print(f"      answer: {json.dumps(answer.get('values'), ensure_ascii=False)}  page {answer.get('page')}"
+                  f"  confidence {answer.get('confidence')}")
+            if answer.get("quote"):
+                print(f"      quote:  {' '.join(str(answer['quote']).split())[:300]}")
+            if rules:
+                print(f"      flags:  {', '.join(rules)}")
 
 
 def _share(value: float | None) -> str:
@@ -204,10 +234,11 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
             flags = [{"rule": f.rule, "severity": f.severity}
                      for f in session.scalars(select(Flag).where(Flag.extraction_id == extraction.id))]
             stored = {"found": extraction.found, "values": extraction.values, "source_page": extraction.source_page,
-                      "confidence": extraction.confidence}
+                      "confidence": extraction.confidence, "quote": extraction.quote}
         verdict = grade(claim, stored)
         answers.append(Answer(claim.id, bool(stored["found"]), verdict.exact if stored["found"] else None, flags,
-                              stored["confidence"]))
+                              stored["confidence"], {**_claim_detail(claim), "values": stored["values"],
+                                                     "quote": stored["quote"], "page": stored["source_page"]}))
     return answers
 
 
@@ -251,7 +282,9 @@ def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
             if not cell.get("answered"):
                 continue
             values, correct = None, None
-        answer = Answer(key, True, correct, confidence=cell.get("confidence"))
+        answer = Answer(key, True, correct, confidence=cell.get("confidence"),
+                        detail={**_claim_detail(claim), "values": values, "page": cell.get("page_numbers"),
+                                "quote": cell.get("source_text") or cell.get("submitted_source_text")})
         answers.append(answer)
         by_document.setdefault(claim.document, []).append((_cell_record(cell, key, claim, values), answer))
     for document, members in by_document.items():
@@ -307,7 +340,10 @@ def main() -> int:
                              "real-model cells' claims)")
     parser.add_argument("--engines", default="agentic,single-pass", help="offline reader engines to run")
     parser.add_argument("--limit", type=int, default=None, help="only the first N claims of each file")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write the figures, and every answer with its flags, as JSON here")
+    parser.add_argument("--list", action="store_true",
+                        help="list every missed wrong answer and every false alarm with its answer, claim and flags")
     args = parser.parse_args()
     engines = [e for e in args.engines.split(",") if e]
     claim_files = args.claims or default_claim_files()
@@ -326,11 +362,15 @@ def main() -> int:
             reader_all.extend(answers)
             table = confusion(answers)
             print_table(f"{name} · offline reader · {engine}", table)
+            if args.list:
+                print_listing(table)
             out["sets"][f"{name}:{engine}"] = table
         if (path.parent / "cells_clean.jsonl").is_file() and path.resolve() == (CELLS / "claims.yaml").resolve():
             clean = cell_answers(claim_set, "clean")
             table = confusion(clean)
             print_table(f"{name} · real models (clean cells with quotes)", table)
+            if args.list:
+                print_listing(table)
             out["cells"]["clean"] = {**table, **print_dispatch_on_clean(clean)}
             for arm in RECALL_ARMS:
                 out["cells"][arm] = print_recall(arm, cell_answers(claim_set, arm))

@@ -15,10 +15,15 @@ from app.detectors.answer_rules import ANSWER_RULES
 from app.detectors.config import RuleSettings, rule_settings
 from app.detectors.document_rules import DOCUMENT_RULES
 from app.detectors.grounding import GroundingResult, ground_values
+from app.detectors.plus_minus import PLUS_MINUS_RULES
+from app.detectors.quantity import QUANTITY_RULES
+from app.detectors.rating_table import RATING_TABLE_RULES
 from app.detectors.record import RunRecord, Submission
-from app.detectors.rules import Context, Finding, Verdict, evaluate
+from app.detectors.rules import RULES, Context, Finding, Rule, Verdict, evaluate
 from app.detectors.severity import Severity
 from app.detectors.structural import STRUCTURAL_RULES
+from app.detectors.summary import SUMMARY_RULES
+from app.detectors.variant import VARIANT_RULES
 from app.documents.index import DatasheetIndex
 
 
@@ -46,6 +51,25 @@ class Audit:
         }
 
 
+def page_rules() -> tuple[Rule, ...]:
+    """The rules that find an answer at odds with the page it quotes (a quote that cannot be found at all is
+    unchecked, not at odds)."""
+    return (*(r for r in RULES if r.name == "value_not_in_quote"), *STRUCTURAL_RULES, *QUANTITY_RULES,
+            *PLUS_MINUS_RULES, *VARIANT_RULES, *RATING_TABLE_RULES)
+
+
+def _faults(cross_check: Submission, index: DatasheetIndex, request: Mapping[str, Any],
+            settings: RuleSettings) -> list[str]:
+    """The page rules the cross-check answer itself fails."""
+    if not cross_check.found or not cross_check.values:
+        return []
+    groundings = ground_values(index, cross_check.values, cross_check.quote, cross_check.pages)
+    ctx = Context(record=None, submission=cross_check, request=request, groundings=groundings, settings=settings,
+                  document=index)
+    return sorted({f.rule for v in evaluate(ctx, page_rules()) for f in v.findings
+                   if f.severity.rank >= Severity.warning.rank})
+
+
 def audit(record: RunRecord | None, *, submission: Submission | None = None, index: DatasheetIndex | None = None,
           request: Mapping[str, Any] | None = None, cross_check: Submission | None = None,
           cross_check_error: str | None = None, error_code: str | None = None, error_detail: str | None = None,
@@ -58,13 +82,17 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
     groundings = None
     if index is not None and submission is not None and submission.found:
         groundings = ground_values(index, submission.values, submission.quote, submission.pages)
+    settings = settings or rule_settings()
+    faults = _faults(cross_check, index, request, settings) if cross_check is not None and index is not None else []
     ctx = Context(record=record, submission=submission, request=request, groundings=groundings,
-                  cross_check=cross_check, cross_check_error=cross_check_error, error_code=error_code,
+                  cross_check=cross_check, cross_check_error=cross_check_error, cross_check_faults=faults,
+                  error_code=error_code,
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
-                  settings=settings or rule_settings(), document=index,
+                  settings=settings, document=index,
                   model=model or (record.model if record else None))
     verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
-        + evaluate(ctx, DOCUMENT_RULES)
+        + evaluate(ctx, QUANTITY_RULES) + evaluate(ctx, PLUS_MINUS_RULES) + evaluate(ctx, VARIANT_RULES) \
+        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, SUMMARY_RULES) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

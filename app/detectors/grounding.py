@@ -17,7 +17,9 @@ aligned to one table row or block of lines (``row``, ``app.detectors.row_alignme
 The reported pages are searched first; a quote found only elsewhere is ``grounded_other_page``.
 Each reported number must then occur in the located document text, compared numerically (decimal commas,
 leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text prints a unit), else the outcome is
-``value_not_in_quote``. The located words' boxes are kept so a reviewer sees the passage highlighted.
+``value_not_in_quote``; a quote that stops before its row's value cells (the parameter's name and conditions
+only) is completed by the numbers printed further along the rows it stands on. The located words' boxes are
+kept so a reviewer sees the passage highlighted.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from app.detectors.row_alignment import (
     align_quote,
     boxes_of,
     value_words,
+    visual_rows,
     without_identifiers,
 )
 from app.documents.index import DatasheetIndex, PageInfo, Word
@@ -188,6 +191,14 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     unit = value.get("unit")
     missing = {name: number for name, number in plausibility.numbers_of(value).items()
                if not number_occurs(number, unit, text_numbers) and not _implied(name, number, value)}
+    boxes = _boxes(location.page, location.view, location.spans)
+    row_words: list[Word] = []
+    if missing:
+        # A quote that stops before its row's value cells ("Total gate charge Qg VGS = 4.5 V") is completed by
+        # them: the numbers printed further along the rows the quote stands on.
+        row_words = [w for w in _row_continuation(index, location.page, boxes) if not _within(w, boxes)]
+        row_numbers = [n for w in row_words for n in numbers_in(without_identifiers(w.text))]
+        missing = {name: number for name, number in missing.items() if not number_occurs(number, unit, row_numbers)}
     if missing:
         outcome = Outcome.value_not_in_quote
     elif on_reported or not pages:
@@ -197,11 +208,20 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     detail: dict[str, Any] = {"quote": quote, "located_text": located_text, "reported_pages": pages}
     if missing:
         detail["missing_numbers"] = missing
-    boxes = _boxes(location.page, location.view, location.spans)
-    inside = [w for w in location.page.words or [] if _within(w, boxes)]
+    inside = [w for w in location.page.words or [] if _within(w, boxes)] + row_words
     detail["value_boxes"] = boxes_of(value_words(inside, plausibility.numbers_of(value), unit, located_text))
     return GroundingResult(value_index, outcome, location.method, round(location.score, 1), location.page.number,
                            boxes, detail)
+
+
+def _row_continuation(index: DatasheetIndex, page: PageInfo, boxes: list[list[float]]) -> list[Word]:
+    """The words printed right of the located text on the visual rows it ends on."""
+    out: list[Word] = []
+    for row in visual_rows(index, page):
+        ends = [b[2] for b in boxes if b[1] - 1 <= row.y <= b[3] + 1]
+        if ends:
+            out.extend(w for w in row.words if w.x0 >= max(ends) - 1)
+    return out
 
 
 def _implied(name: str, number: float, value: dict[str, Any]) -> bool:

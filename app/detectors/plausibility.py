@@ -159,9 +159,21 @@ class Issue:
     detail: dict[str, Any]
 
 
+def magnitude_ordered(numbers: dict[str, float]) -> bool:
+    """Whether negative limits are ordered by magnitude (min -50, typ -150, max -300 µA): datasheets print a
+    sink current or a negative ratio that way, smallest magnitude under Min."""
+    values = list(numbers.values())
+    if len(values) < 2 or any(v > 0 for v in values) or not any(v < 0 for v in values):
+        return False
+    ordered = [abs(numbers[f]) for f in FIELDS if f in numbers]
+    return all(a <= b for a, b in zip(ordered, ordered[1:], strict=False))
+
+
 def check_ordering(index: int, value: dict[str, Any]) -> list[Issue]:
     nums = numbers_of(value)
     issues: list[Issue] = []
+    if magnitude_ordered(nums):
+        return issues
     pairs = (("min", "typical"), ("typical", "max"), ("min", "max"))
     for low, high in pairs:
         if low in nums and high in nums and nums[low] > nums[high] and not close(nums[low], nums[high], 1e-9):

@@ -84,6 +84,9 @@ class Submission:
                 value["quote"] = raw.get("source_text") or raw.get("quote")
             if raw.get("pages") or raw.get("page"):
                 value["pages"] = _pages(raw.get("pages") or raw.get("page"))
+            if isinstance(raw.get("printed"), Mapping):
+                # A value converted to the requested unit keeps what the page printed: grounding looks for that.
+                value["printed"] = dict(raw["printed"])
             values.append(value)
         pages = _pages(data.get("page_numbers") or data.get("pages") or data.get("source_page"))
         return cls(

@@ -175,11 +175,14 @@ def align(index: DatasheetIndex, page: PageInfo, fragment: str) -> Alignment | N
     wanted = tokens(fragment)
     split = next((i for i, t in enumerate(wanted) if _is_number(t)), len(wanted))
     label, values = wanted[:split], wanted[split:]
-    if len(wanted) < MIN_TOKENS or not any(len(t) >= 3 and t.isalpha() for t in wanted) or not page.words:
+    numbers = [t for t in values if _is_number(t)]
+    # A quote of cells only ("3.267 3.300 3.333") names no parameter; it aligns only to one row printing all of
+    # its numbers in order, several of them (one or two numbers stand on too many rows to say which).
+    cells_only = not any(len(t) >= 3 and t.isalpha() for t in wanted)
+    if len(wanted) < MIN_TOKENS or (cells_only and len(numbers) < MIN_TOKENS) or not page.words:
         return None
     rows = visual_rows(index, page)
     sequences = _row_sequences(index, page)
-    numbers = [t for t in values if _is_number(t)]
     best: Alignment | None = None
     for v, row in enumerate(rows):
         if numbers and not any(_same_token(numbers[0], t) for t, _ in sequences[v]):
@@ -187,7 +190,7 @@ def align(index: DatasheetIndex, page: PageInfo, fragment: str) -> Alignment | N
         if not numbers and not any(t == wanted[0] for t, _ in sequences[v]):
             continue
         end = v + 1
-        while end < len(rows) and end - v < MAX_WINDOW_ROWS \
+        while not cells_only and end < len(rows) and end - v < MAX_WINDOW_ROWS \
                 and abs(rows[end].y - row.y) <= MAX_WINDOW_SPAN_LINES * row.height:
             end += 1
         block = [item for r in range(v, end) for item in sequences[r]]
@@ -197,7 +200,8 @@ def align(index: DatasheetIndex, page: PageInfo, fragment: str) -> Alignment | N
         used = {id(h) for h in number_hits}
         words = [t for t in values if not _is_number(t)]
         value_hits = number_hits + _unordered(words, [(t, w) for t, w in block if id(w) not in used])
-        if number_hits and not _row_label_covered(wanted, sequences[v], number_hits[0]):  # type: ignore[arg-type]
+        if number_hits and not cells_only \
+                and not _row_label_covered(wanted, sequences[v], number_hits[0]):  # type: ignore[arg-type]
             continue
         start = v
         while start > 0 and v - start < 2 and abs(rows[start - 1].y - row.y) <= MAX_WINDOW_SPAN_LINES * row.height:

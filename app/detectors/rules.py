@@ -72,6 +72,9 @@ class Context:
     groundings: list[GroundingResult] | None = None
     cross_check: Submission | None = None
     cross_check_error: str | None = None
+    # Content rules the cross-check answer itself fails against the page (see ``audit``): a second opinion
+    # that contradicts its own row is no evidence against the answer.
+    cross_check_faults: list[str] = field(default_factory=list)
     error_code: str | None = None
     error_detail: str | None = None
     engine: str | None = None
@@ -434,6 +437,9 @@ def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, reason)
     if ctx.submission is None or not ctx.answered:
         return not_evaluable(rule, "no answer was submitted")
+    if ctx.cross_check_faults:
+        return not_evaluable(rule, "the reader's own answer fails " + ", ".join(ctx.cross_check_faults)
+                             + " against the page")
     primary, reader = ctx.submission, ctx.cross_check
     rel_tol = float(ctx.settings.option(rule.name, "rel_tol", plausibility.DEFAULT_REL_TOL))
     submit = ctx.record.submit_call if ctx.record else None
@@ -520,19 +526,19 @@ RULES: tuple[Rule, ...] = (
     Rule("engine_error", "1", Severity.error, "The engine ended with an error instead of an answer.", _engine_error),
     Rule("budget_exhausted", "1", Severity.error, "The run exhausted its budget before answering.",
          _budget_exhausted),
-    Rule("quote_not_found", "1", Severity.error, "The quote cannot be re-found in the intended PDF.",
+    Rule("quote_not_found", "2", Severity.error, "The quote cannot be re-found in the intended PDF.",
          _grounding_rule(Outcome.quote_not_found)),
-    Rule("value_not_in_quote", "1", Severity.warning, "A reported number does not occur in the located quote.",
+    Rule("value_not_in_quote", "2", Severity.warning, "A reported number does not occur in the located quote.",
          _grounding_rule(Outcome.value_not_in_quote)),
     Rule("grounded_other_page", "1", Severity.info, "The quote is on another page than the one reported.",
          _grounding_rule(Outcome.grounded_other_page)),
-    Rule("value_ordering", "1", Severity.warning, "min <= typical <= max does not hold.",
+    Rule("value_ordering", "2", Severity.warning, "min <= typical <= max does not hold.",
          _plausibility_rule("ordering")),
     Rule("unit_dimension", "1", Severity.warning, "The unit does not measure the requested quantity.",
          _plausibility_rule("unit_dimension")),
     Rule("sentinel_value", "1", Severity.warning, "A placeholder number was reported.",
          _plausibility_rule("sentinel")),
-    Rule("disagrees_with_reader", "1", Severity.warning,
+    Rule("disagrees_with_reader", "2", Severity.warning,
          "The offline reader materially disagrees after unit normalisation.", _disagrees_with_reader),
     Rule("model_fallback", "1", Severity.warning,
          "A turn was answered by another model than the one requested (a gateway fallback).", _model_fallback),

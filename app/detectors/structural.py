@@ -8,11 +8,17 @@ Then, per reported value:
 
 * a number reported as one field but printed in another field's column (a Max reported as typical);
 * a field reported where its own column holds a blank or a dash (the number came from elsewhere);
+* a value column holding a number the answer leaves out (the row says Typ 1.5 and Max 10, the answer only
+  max 10; a signed ``-15`` is not reported by ``15``; a ``±X`` read as min and max leaves nothing out);
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
-* a requested condition (``VDD = 5 V``) that the row sets to another value.
+* a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
+  to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself, or that the
+  row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant).
 
-Each is a ``field_mismatch`` finding with the row's boxes as evidence. Where the header cannot be found or a
+A row with more words than a short table row has is read only when the value's cell stands apart from its
+neighbours (long test conditions); otherwise it is taken for a line of prose. Each is a ``field_mismatch``
+finding with the row's boxes as evidence. Where the header cannot be found or a
 cell cannot be placed in one column without doubt, nothing is said.
 """
 
@@ -24,7 +30,7 @@ from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.grounding import GroundingResult, Outcome
-from app.detectors.page_text import TextNumber, number_occurs, numbers_in
+from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -42,7 +48,13 @@ _DASHES = {"-", "–", "—", "‒", "―", "−", "--", "n/a", "na"}
 _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
-MIN_COLUMN_GAP = 6.0  # points; a space in body text is about a quarter of the font size
+MIN_COLUMN_GAP = 6.0
+# A table's heading: at most this many lines of text just above its header row, this close to each other.
+MAX_HEADING_ROWS = 3
+MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter of the font size
+# A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
+_NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
+_SIGN = re.compile(r"[+\-±]")
 _CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
@@ -51,6 +63,7 @@ class Header:
     page: int
     text: str
     centres: dict[str, float]  # role -> x centre of its header word
+    y: float = 0.0  # the header row's vertical centre on its page
 
 
 @dataclass
@@ -65,7 +78,7 @@ def _centre(word: Word) -> float:
     return (word.x0 + word.x1) / 2
 
 
-def _header_of(row: Row) -> dict[str, float]:
+def header_of(row: Row) -> dict[str, float]:
     """The x centre of each column a header row names (empty when two groups of Min/Typ/Max stand side by side,
     for two units: which group a cell is in would be a guess)."""
     centres: dict[str, float] = {}
@@ -78,7 +91,7 @@ def _header_of(row: Row) -> dict[str, float]:
     return centres
 
 
-def _is_header(row: Row) -> bool:
+def is_header(row: Row) -> bool:
     """A row that names columns: mostly header words, two of them at least (prose that says "minimum ...
     maximum" is not one)."""
     words = [w.text.strip(".:()[]").casefold() for w in row.words]
@@ -96,13 +109,32 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
     page = index.page(page_number)
     above = [r for r in visual_rows(index, page) if r.y < row_y]
     for row in reversed(above):
-        if _is_header(row):
-            return Header(page_number, row.text, _header_of(row))
+        if is_header(row):
+            return Header(page_number, row.text, header_of(row), row.y)
     for earlier in range(page_number - 1, max(0, page_number - 3), -1):
         for row in reversed(visual_rows(index, index.page(earlier))):
-            if _is_header(row):
-                return Header(earlier, row.text, _header_of(row))
+            if is_header(row):
+                return Header(earlier, row.text, header_of(row), row.y)
     return None
+
+
+def table_heading(index: DatasheetIndex, header: Header) -> str:
+    """The lines of text just above a table's header row: its caption and the conditions it sets for every row
+    (``VCC = 5V, TA = 25°C``). Rows with column gaps belong to a table above and end the heading."""
+    rows = [r for r in visual_rows(index, index.page(header.page)) if r.y < header.y]
+    heading: list[str] = []
+    below = header.y
+    for row in reversed(rows[-MAX_HEADING_ROWS:]):
+        if below - row.y > MAX_HEADING_GAP_LINES * row.height or _is_tabular(row):
+            break
+        heading.insert(0, row.text)
+        below = row.y
+    return " ".join(heading)
+
+
+def _is_tabular(row: Row) -> bool:
+    gaps = sorted(b.x0 - a.x1 for a, b in zip(row.words, row.words[1:], strict=False))
+    return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
 
 
 def _role_of(word: Word, header: Header) -> str | None:
@@ -114,7 +146,17 @@ def _role_of(word: Word, header: Header) -> str | None:
     return role if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
 
 
-def _row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
+def placed_cells(row: Row, header: Header) -> dict[str, list[Word]]:
+    """The row's words by the column each is placed in (words between columns are left out)."""
+    cells: dict[str, list[Word]] = {}
+    for word in row.words:
+        role = _role_of(word, header)
+        if role:
+            cells.setdefault(role, []).append(word)
+    return cells
+
+
+def row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
     middle = (box[1] + box[3]) / 2
     rows = visual_rows(index, index.page(page_number))
     return min(rows, key=lambda r: abs(r.y - middle), default=None)
@@ -133,10 +175,15 @@ def _matches(number: float, unit: str | None, word: Word, context_units: list[st
     return any(number_occurs(number, unit, [c]) for c in candidates)
 
 
-def _conditions_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
-    """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity."""
+def _conditions_contradicted(requested: list[str], row_text: str, heading: str = "",
+                             located: str = "") -> list[dict[str, Any]]:
+    """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity. The
+    table's heading sets a default for every row (``unless otherwise specified``): the row's own conditions, on
+    its line or in the text the value was located in (a condition cell wrapping onto the next line), come first."""
     out = []
-    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)}
+    own = {m.group(1).casefold() for text in (located, row_text) for m in _CONDITION.finditer(text)}
+    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(heading) if m.group(1).casefold() not in own}
+    printed.update({m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)})
     for condition in requested:
         for wanted in _CONDITION.finditer(condition):
             found = printed.get(wanted.group(1).casefold())
@@ -151,6 +198,84 @@ def _conditions_contradicted(requested: list[str], row_text: str) -> list[dict[s
     return out
 
 
+def _polarity_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
+    """Requested conditions the row prints with other signs only (``MT2(-), G(+)`` where the row is for
+    ``MT2(+), G(+)``): a quadrant or polarity of the same conditions, not the one asked for."""
+    row = normalised(row_text)
+    out = []
+    for condition in requested:
+        wanted = normalised(condition)
+        if not _SIGN.search(wanted) or wanted in row:
+            continue
+        pattern = "".join("[+\\-±]" if _SIGN.fullmatch(ch) else re.escape(ch) for ch in wanted)
+        found = re.search(pattern, row)
+        if found:
+            out.append({"requested": condition, "row_sets": found.group(0)})
+    return out
+
+
+def _in_boxes(word: Word, boxes: list[list[float]]) -> bool:
+    return any(b[0] - 1 <= word.x0 and word.x1 <= b[2] + 1 and b[1] - 1 <= word.y0 and word.y1 <= b[3] + 1
+               for b in boxes)
+
+
+def stands_apart(row: Row, box: list[float]) -> bool:
+    """Whether the value's cell stands apart from its neighbours on the row, as a table cell does: a long row
+    (a parameter with long test conditions) is still a table row when its value sits in a column of its own."""
+    positions = [i for i, w in enumerate(row.words) if _in_boxes(w, [box])]
+    if not positions:
+        return False
+    first, last = row.words[positions[0]], row.words[positions[-1]]
+    before = row.words[positions[0] - 1] if positions[0] > 0 else None
+    after = row.words[positions[-1] + 1] if positions[-1] + 1 < len(row.words) else None
+    return (before is None or first.x0 - before.x1 >= MIN_COLUMN_GAP) \
+        and (after is None or after.x0 - last.x1 >= MIN_COLUMN_GAP)
+
+
+def plain_number(word: Word) -> TextNumber | None:
+    """The one number a value cell prints, when the cell is a number (with its unit) and nothing else: not a
+    dash, a footnote mark (``[1]``, ``(2)``), an identifier or an expression (``VDD+0.7V``)."""
+    text = word.text.strip()
+    if is_identifier(text) or text.casefold() in _DASHES or not _NUMBER_CELL.match(text):
+        return None
+    printed = numbers_in(text)
+    return printed[0] if len(printed) == 1 else None
+
+
+def reports(number: float, unit: str | None, cell: TextNumber, context_units: list[str]) -> bool:
+    """Whether a reported ``number`` is the one ``cell`` prints, sign included (``-15`` is not ``+15``)."""
+    units = [cell.unit] if cell.unit else [*context_units, None]
+    for cell_unit in units:
+        converted = number if not (unit and cell_unit) else plausibility.convert(number, unit, cell_unit)
+        if converted is not None and any(plausibility.close(converted, v, NUMBER_REL_TOL) for v in cell.values):
+            return True
+    return False
+
+
+def _omitted_fields(value_index: int, shown: dict[str, float], unit: str | None, cells: dict[str, list[Word]],
+                    context_units: list[str]) -> list[Mismatch]:
+    """Value columns of the row that print a number the answer leaves out (the row says Typ 1.5 and Max 10, the
+    answer only max 10): a row's limits are read together, so a partial answer states another specification.
+    The cell the value was located on, a cell printing a number the answer already reports, and a ``±X`` cell
+    when the answer reports min and max (its reading) are not left out."""
+    if not shown:
+        return []
+    out = []
+    for role in _VALUE_ROLES:
+        if role in shown:
+            continue
+        for word in cells.get(role, []):
+            number = plain_number(word)
+            if number is None or (number.plus_minus and ("min" in shown or "max" in shown)) \
+                    or any(reports(n, unit, number, context_units) for n in shown.values()):
+                continue
+            out.append(Mismatch("omitted_field", value_index,
+                                f"the row prints {word.text} in its {role} column, but the answer has no {role}",
+                                {"field": role, "cell": word.text}))
+            break
+    return out
+
+
 def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
@@ -158,14 +283,18 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     boxes = grounding.detail.get("value_boxes") or []
     if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
         return None
-    row = _row_at(index, grounding.page, boxes[0])
-    if row is None or len(row.words) > MAX_ROW_WORDS:
+    row = row_at(index, grounding.page, boxes[0])
+    if row is None or (len(row.words) > MAX_ROW_WORDS and not stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
+    heading = table_heading(index, header) if header else ""
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
-                "header": header.text if header else None, "header_page": header.page if header else None}
+                "header": header.text if header else None, "header_page": header.page if header else None,
+                "heading": heading or None}
     mismatches: list[Mismatch] = []
-    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text)
+    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
+                                          str(grounding.detail.get("located_text") or ""))
+    conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))
@@ -173,11 +302,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
         return mismatches, evidence
     shown = plausibility.numbers_of(value)
     unit = value.get("unit")
-    cells: dict[str, list[Word]] = {}
-    for word in row.words:
-        role = _role_of(word, header)
-        if role:
-            cells.setdefault(role, []).append(word)
+    cells = placed_cells(row, header)
     # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
     context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
     for field, number in shown.items():
@@ -197,6 +322,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
             mismatches.append(Mismatch("dash_cell", value_index,
                                        f"the row's {field} cell is empty (“{own[0].text}”) but {field} {number:g} "
                                        "was reported", {"field": field, "cell": own[0].text}))
+    mismatches.extend(_omitted_fields(value_index, shown, unit, cells, context_units))
     unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text)]
     if unit and unit_cells:
         printed_unit = unit_cells[0]
@@ -241,7 +367,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "1", Severity.warning,
+    Rule("field_mismatch", "4", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

@@ -40,3 +40,12 @@ def test_checks() -> None:
     assert [i.check for i in p.check_value(0, {"max": 65535, "unit": "V"}, None)] == ["sentinel"]
     assert p.check_value(0, {"min": -40, "typical": 25, "max": 85, "unit": "°C"}, "degC") == []
     assert p.check_value(0, {"typical": 100, "unit": "dB"}, "dB") == []
+
+
+def test_negative_limits_ordered_by_magnitude_are_not_an_ordering_error() -> None:
+    # A sink current printed -50 / -150 / -300 uA under Min / Typ / Max.
+    assert p.check_value(0, {"min": -50, "typical": -150, "max": -300, "unit": "uA"}, "uA") == []
+    assert p.check_value(0, {"typical": -1.4, "max": -2.7, "unit": "mV/V"}, None) == []
+    # Neither signed nor magnitude order: still flagged; mixed signs are read in signed order only.
+    assert [i.check for i in p.check_value(0, {"min": -50, "typical": -300, "max": -150, "unit": "uA"}, None)]
+    assert [i.check for i in p.check_value(0, {"min": 5, "max": -6, "unit": "V"}, None)] == ["ordering"]

@@ -129,3 +129,46 @@ def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
 
     assert [(n.values[0], n.unit) for n in numbers_in("Heater rating ..........7 watts")] == [(7.0, "watts")]
     assert [n.values[0] for n in numbers_in("into VDD pin ....100 mA, ver.5, 1.5 V")] == [100.0, 1.5]
+
+
+def test_a_quote_of_cells_only_is_grounded_on_the_row_printing_them_in_order(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Two sub-rows whose cells the text layer gives column by column: "3.267 3.235 3.300 3.300 3.333 3.365".
+    page = [(NAME, 80, "Output voltage"), (COND, 80, "IO = 10 mA"), (COND, 92, "IO = 1 A")]
+    page += [(x, y, text) for x, cells in ((MIN, ("3.267", "3.235")), (TYP, ("3.300", "3.300")),
+                                           (MAX, ("3.333", "3.365")))
+             for y, text in zip((80, 92), cells, strict=True)]
+    path = tmp_path_factory.mktemp("pdf") / "columns.pdf"
+    placed_pdf([page], path=path)
+    index = open_index(path)
+    result = ground_value(index, 0, {"min": 3.267, "typical": 3.3, "max": 3.333, "unit": "V"},
+                          "3.267 3.300 3.333", [1])
+    assert result.outcome is Outcome.grounded and result.method == "row"
+    # The sub-row below prints 3.235 3.300 3.365; no row prints these numbers in this order.
+    assert ground_value(index, 0, {"min": 3.235, "max": 3.333, "unit": "V"}, "3.235 3.333 3.300",
+                        [1]).outcome is Outcome.quote_not_found
+    # Two numbers are printed on too many rows to say which one a quote came from.
+    assert ground_value(index, 0, {"min": 3.267, "max": 3.333, "unit": "V"}, "3.267 3.333",
+                        [1]).outcome is Outcome.quote_not_found
+
+
+def test_a_converted_value_is_grounded_as_printed_after_a_round_trip_through_storage(table: DatasheetIndex) -> None:
+    from app.detectors.record import Submission
+
+    stored = {"found": True, "quote": "Quiescent drain IQD Slow mode 1.2 2.0 mA", "source_page": 2,
+              "values": [{"typical": 0.0012, "max": 0.002, "unit": "A",
+                          "printed": {"typical": 1.2, "max": 2.0, "unit": "mA"}}]}
+    submission = Submission.from_mapping(stored)
+    assert submission.values[0]["printed"] == {"typical": 1.2, "max": 2.0, "unit": "mA"}
+    [result] = ground_values(table, submission.values, submission.quote, submission.pages)
+    assert result.outcome is Outcome.grounded and result.detail["printed_value"]["unit"] == "mA"
+
+
+def test_a_quote_stopping_before_its_value_cells_is_completed_by_its_row(table: DatasheetIndex) -> None:
+    # The quote names the row and its conditions; the numbers stand further along the same row.
+    result = ground_value(table, 0, {"typical": 1.2, "max": 2.0, "unit": "mA"}, "Quiescent drain IQD Slow mode",
+                          [2])
+    assert result.outcome is Outcome.grounded and result.detail["value_boxes"]
+    # Numbers printed on another row are still not in the quote.
+    other = ground_value(table, 0, {"typical": 4.5, "max": 6.1, "unit": "mA"}, "Quiescent drain IQD Slow mode", [2])
+    assert other.outcome is Outcome.value_not_in_quote

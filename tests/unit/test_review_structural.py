@@ -99,3 +99,98 @@ def test_requested_conditions_contradicted_by_the_row(document: DatasheetIndex) 
     same = field_mismatch(document, {"max": 12, "unit": "mA"}, "Drain current IDR VQ = 3 V - - 12 mA", 1,
                           conditions=["VQ = 3000 mV"])
     assert not same.findings
+
+
+@pytest.fixture(scope="module")
+def limits(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+              (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
+    # Long test conditions in small print: more words on the row than a short table row has.
+    long_conditions = [(COND + 11 * i, 160, word) for i, word in enumerate("abcdefghijk")]
+    page = [*header,
+            *row(100, "Hold current", "IHD", "gate open", ("-", "1.5", "10"), "mA"),
+            *row(120, "Trim offset", "VTO", "any input", ("-15", "", "+15"), "mV"),
+            *row(140, "Offset error", "VOS", "any input", ("", "±6", ""), "mV"),
+            (NAME, 160, "Ref level"), (SYMBOL, 160, "VRF"), *long_conditions, (MIN, 160, "1.2"), (TYP, 160, "1.25"),
+            (MAX, 160, "1.3"), (UNIT, 160, "V"),
+            # A footnote mark printed at the end of the conditions, where the Min column begins.
+            *row(180, "Gate trigger", "IGT", "quadrant", ("", "", "7.0"), "mA"), (MIN - 4, 180, "[1]")]
+    path = tmp_path_factory.mktemp("pdf") / "limits.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def omitted(verdict: Any) -> list[str]:
+    return [m["field"] for f in verdict.findings for m in f.evidence["mismatches"] if m["kind"] == "omitted_field"]
+
+
+def test_a_value_column_the_answer_leaves_out_is_flagged(limits: DatasheetIndex) -> None:
+    quote = "Hold current IHD gate open - 1.5 10 mA"
+    assert omitted(field_mismatch(limits, {"max": 10, "unit": "mA"}, quote, 1)) == ["typical"]
+    # The dash under Min specifies nothing: the full reading is clean.
+    assert not field_mismatch(limits, {"typical": 1.5, "max": 10, "unit": "mA"}, quote, 1).findings
+
+
+def test_a_signed_limit_is_not_reported_by_its_opposite(limits: DatasheetIndex) -> None:
+    quote = "Trim offset VTO any input -15 +15 mV"
+    assert omitted(field_mismatch(limits, {"max": 15, "unit": "mV"}, quote, 1)) == ["min"]
+    assert not field_mismatch(limits, {"min": -15, "max": 15, "unit": "mV"}, quote, 1).findings
+
+
+def test_a_plus_minus_cell_read_as_min_and_max_leaves_nothing_out(limits: DatasheetIndex) -> None:
+    assert not field_mismatch(limits, {"min": -6, "max": 6, "unit": "mV"}, "Offset error VOS any input ±6 mV",
+                              1).findings
+
+
+def test_a_long_row_whose_value_stands_in_its_own_column_is_still_read(limits: DatasheetIndex) -> None:
+    quote = "Ref level VRF a b c d e f g h i j k 1.2 1.25 1.3 V"
+    assert omitted(field_mismatch(limits, {"max": 1.3, "unit": "V"}, quote, 1)) == ["min", "typical"]
+
+
+def test_a_footnote_mark_is_not_a_value(limits: DatasheetIndex) -> None:
+    assert not field_mismatch(limits, {"max": 7.0, "unit": "mA"}, "Gate trigger IGT quadrant [1] 7.0 mA",
+                              1).findings
+
+
+@pytest.fixture(scope="module")
+def headed(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 50, "Switching characteristics"), (NAME, 62, "VCC = 5 V, TA = 25 C unless otherwise specified"),
+            (NAME, 80, "Parameter"), (COND, 80, "Conditions"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Rise delay"), (TYP, 100, "22"), (MAX, 100, "33"), (UNIT, 100, "ns"),
+            (NAME, 120, "Fall delay"), (COND, 120, "VCC = 3 V"), (TYP, 120, "31"), (MAX, 120, "45"), (UNIT, 120, "ns")]
+    path = tmp_path_factory.mktemp("pdf") / "headed.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def conditions(verdict: Any) -> list[str]:
+    return [m["row_sets"] for f in verdict.findings for m in f.evidence["mismatches"] if m["kind"] == "condition"]
+
+
+def test_a_condition_the_tables_heading_sets_otherwise_is_flagged(headed: DatasheetIndex) -> None:
+    value, quote = {"typical": 22, "max": 33, "unit": "ns"}, "Rise delay 22 33 ns"
+    assert conditions(field_mismatch(headed, value, quote, 1, conditions=["VCC = 4.5 V"])) == ["VCC = 5 V"]
+    assert not field_mismatch(headed, value, quote, 1, conditions=["VCC = 5 V"]).findings
+
+
+def test_a_rows_own_condition_comes_before_the_heading(headed: DatasheetIndex) -> None:
+    value, quote = {"typical": 31, "max": 45, "unit": "ns"}, "Fall delay VCC = 3 V 31 45 ns"
+    assert not field_mismatch(headed, value, quote, 1, conditions=["VCC = 3 V"]).findings
+    assert conditions(field_mismatch(headed, value, quote, 1, conditions=["VCC = 5 V"])) == ["VCC = 3 V"]
+
+
+@pytest.fixture(scope="module")
+def quadrants(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
+    page = [*header, (NAME, 100, "Trigger current"), (UNIT, 100, "mA"),
+            (NAME, 112, "T2(+), G(+)"), (MAX, 112, "5.0"), (NAME, 124, "T2(-), G(+)"), (MAX, 124, "7.0")]
+    path = tmp_path_factory.mktemp("pdf") / "quadrants.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def test_a_condition_the_row_prints_with_other_signs_is_another_quadrant(quadrants: DatasheetIndex) -> None:
+    wrong = field_mismatch(quadrants, {"max": 5.0, "unit": "mA"}, "T2(+), G(+) 5.0", 1, conditions=["T2(-), G(+)"])
+    assert conditions(wrong) == ["t2(+),g(+)"]
+    assert not field_mismatch(quadrants, {"max": 7.0, "unit": "mA"}, "T2(-), G(+) 7.0", 1,
+                              conditions=["T2(-), G(+)"]).findings

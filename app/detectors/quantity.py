@@ -1,0 +1,112 @@
+"""Does the row a value came from specify the quantity that was asked for?
+
+A datasheet prints a quantity beside the words that turn it into another one: a *threshold* voltage beside the
+maximum gate voltage, a collector *cut-off* current beside the collector current, a reference voltage
+*deviation* beside the reference voltage. A value read from such a row has the right dimension and is printed
+where the quote says, so no other check notices it; the row's own label does. ``other_quantity`` flags a
+value whose row names one of these qualifiers when the request does not.
+
+The label is the row's words left of the value's cell (name, symbol, conditions) with the lines of a name cell
+that wraps above or below it, or, when the value opens the row, the words after it: a qualifier in the unit
+column or in another parameter's row says nothing about this one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.row_alignment import visual_rows
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.detectors.structural import row_at
+from app.documents.index import DatasheetIndex
+
+# Words that make a quantity into another one, each with the spellings that mean the same.
+QUALIFIERS: dict[str, tuple[str, ...]] = {
+    "threshold": ("threshold", "(th)", "vth"),
+    "cut-off": ("cutoff", "cut-off", "cut off"),
+    "deviation": ("deviation",),
+    "drift": ("drift",),
+    "temperature coefficient": ("coefficient", "tempco"),
+    "bandwidth": ("bandwidth",),
+    "hysteresis": ("hysteresis",),
+    "rejection": ("rejection",),
+    "regulation": ("regulation",),
+}
+_NUMBER = re.compile(r"\d")
+# Lines of a wrapped name cell lie within this many line heights of the value's row.
+WRAP_LINES = 1.5
+
+
+def _mentions(text: str, spellings: tuple[str, ...]) -> bool:
+    folded = " ".join(text.casefold().replace("-", " ").split())
+    return any(s.replace("-", " ") in folded for s in spellings)
+
+
+def row_label(index: DatasheetIndex, grounding: GroundingResult) -> str | None:
+    """The words of the value's row that name what the row specifies (``None`` when no row can be read)."""
+    boxes = grounding.detail.get("value_boxes") or []
+    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
+        return None
+    row = row_at(index, grounding.page, boxes[0])
+    if row is None:
+        return None
+    first = min(boxes, key=lambda b: b[0])
+    left = [w for w in row.words if w.x1 <= first[0] + 1]
+    # A name centred on a multi-line cell stands on the lines just above or below the value's row: lines with
+    # nothing in the value columns, over a column the value's row leaves empty (else they are another
+    # parameter's name, or prose).
+    wrapped = [r for r in visual_rows(index, index.page(grounding.page))
+               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height
+               and all(w.x1 <= first[0] + 1 for w in r.words)
+               and not any(a.x0 < b.x1 and b.x0 < a.x1 for a in r.words for b in left)]
+    if left:
+        return " ".join([*(w.text for w in left), *(w.text for r in wrapped for w in r.words)])
+    # The value opens the row ("20dB Bandwidth for ..."): the words after it, up to the next number.
+    after = []
+    for word in row.words:
+        if word.x0 < first[2] - 1:
+            continue
+        if _NUMBER.search(word.text) and after:
+            break
+        after.append(word.text)
+    return " ".join(after) or None
+
+
+def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    asked = " ".join(str(ctx.request.get(k) or "") for k in ("name", "symbol"))
+    found: list[dict[str, Any]] = []
+    read = False
+    for grounding in ctx.groundings:
+        label = row_label(ctx.document, grounding)
+        if label is None:
+            continue
+        read = True
+        for qualifier, spellings in QUALIFIERS.items():
+            if _mentions(label, spellings) and not _mentions(asked, spellings):
+                found.append({"value_index": grounding.value_index, "qualifier": qualifier, "row_label": label,
+                              "page": grounding.page})
+    if not read:
+        return not_evaluable(rule, "no reported value could be placed on a row")
+    if not found:
+        return clean(rule)
+    submit = ctx.record.submit_call if ctx.record else None
+    first = found[0]
+    return flag(rule, rule.finding(
+        ctx, f"The row the value came from (“{first['row_label']}”, page {first['page']}) specifies a "
+             f"{first['qualifier']}, which “{ctx.request.get('name')}” does not ask for: the value belongs to "
+             "another quantity.",
+        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+
+
+QUANTITY_RULES: tuple[Rule, ...] = (
+    Rule("other_quantity", "1", Severity.warning,
+         "The value's row names a qualifier (threshold, cut-off, deviation, ...) the request does not ask for.",
+         _other_quantity),
+)

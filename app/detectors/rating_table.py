@@ -1,0 +1,73 @@
+"""Is a value asked for as an absolute maximum rating read from the absolute maximum ratings table?
+``other_rating_table``.
+
+Datasheets print the same parameter twice: as a stress limit under *Absolute maximum ratings* (input voltage
+-0.3 to 6 V) and as an operating range under *Recommended operating conditions* or *Electrical
+characteristics* (4.65 to 5.5 V). A request that names the absolute maximum and a value whose table is titled
+as the other kind state different things. The table's title is the nearest line above its header row that
+names either kind, looked for up to ``MAX_TITLE_ROWS`` rows up and never past another table's header.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.detectors.grounding import Outcome
+from app.detectors.row_alignment import visual_rows
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.detectors.structural import header_for, is_header, row_at
+from app.documents.index import DatasheetIndex
+
+MAX_TITLE_ROWS = 6
+_ABSOLUTE = re.compile(r"absolute\s*max|abs\.?\s*max", re.IGNORECASE)
+_OPERATING = re.compile(r"recommended|operating\s+conditions|electrical\s+characteristics", re.IGNORECASE)
+
+
+def table_title(index: DatasheetIndex, page_number: int, row_y: float) -> str | None:
+    """The title line of the table holding the row at ``row_y``: ``None`` when none names a kind of table."""
+    header = header_for(index, page_number, row_y)
+    if header is None:
+        return None
+    above = [r for r in visual_rows(index, index.page(header.page)) if r.y < header.y]
+    for row in list(reversed(above))[:MAX_TITLE_ROWS]:
+        if is_header(row):
+            return None  # another table's header: this table's title is not above it
+        if _ABSOLUTE.search(row.text) or _OPERATING.search(row.text):
+            return row.text
+    return None
+
+
+def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    asked = " ".join([str(ctx.request.get("name") or ""), *(str(c) for c in ctx.request.get("conditions") or [])])
+    if not _ABSOLUTE.search(asked):
+        return not_evaluable(rule, "the request does not name an absolute maximum rating")
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        boxes = grounding.detail.get("value_boxes") or []
+        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
+                or not grounding.page:
+            continue
+        row = row_at(ctx.document, grounding.page, boxes[0])
+        title = table_title(ctx.document, grounding.page, row.y) if row is not None else None
+        if title and not _ABSOLUTE.search(title) and _OPERATING.search(title):
+            found.append({"value_index": grounding.value_index, "page": grounding.page, "table_title": title})
+    if not found:
+        return clean(rule)
+    submit = ctx.record.submit_call if ctx.record else None
+    return flag(rule, rule.finding(
+        ctx, f"An absolute maximum rating was asked for, but the value comes from the table “{found[0]['table_title']}”"
+             f" (page {found[0]['page']}): an operating range, not the stress limit.",
+        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+
+
+RATING_TABLE_RULES: tuple[Rule, ...] = (
+    Rule("other_rating_table", "1", Severity.warning,
+         "An absolute maximum rating was asked for, but the value's table is an operating-conditions table.",
+         _other_rating_table),
+)

@@ -1,0 +1,127 @@
+"""A value read from a summary line while the characteristics table states more: ``partial_summary``.
+
+Feature lists and descriptions repeat a specification in a sentence (``Maximum output power 0 dBm``); the
+characteristics table states it in full (``Maximum Output Power 0 +4 dBm``: Typ 0, Max 4). An answer read from
+the sentence that leaves out limits the table's row prints is a partial one. The table row is one whose
+label holds every word of the requested name (qualifiers like *maximum* aside), which prints the reported
+number in a value column and, in another value column, a number the answer leaves out or states otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.detectors import plausibility
+from app.detectors.dimensions import printed
+from app.detectors.grounding import Outcome
+from app.detectors.row_alignment import Row, visual_rows
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.detectors.structural import (
+    MAX_ROW_WORDS,
+    Header,
+    header_for,
+    header_of,
+    is_header,
+    placed_cells,
+    plain_number,
+    reports,
+    row_at,
+    stands_apart,
+)
+from app.documents.index import DatasheetIndex
+
+_WORD = re.compile(r"[a-z]{3,}")
+# Words of a request that say which limit is asked for, not which parameter.
+_LIMIT_WORDS = {"maximum", "minimum", "typical", "max", "min", "typ", "nominal", "the", "and", "for", "with"}
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in _WORD.findall(name.casefold()) if w not in _LIMIT_WORDS}
+
+
+def _is_summary(index: DatasheetIndex, page: int, box: list[float]) -> bool:
+    """Whether the value stands on a line of prose, or on a row under no header naming Min / Typ / Max."""
+    row = row_at(index, page, box)
+    if row is None:
+        return False
+    if len(row.words) > MAX_ROW_WORDS and not stands_apart(row, box):
+        return True
+    header = header_for(index, page, row.y)
+    return header is None or not set(header.centres) & {"min", "typical", "max"}
+
+
+def _table_rows(index: DatasheetIndex) -> list[tuple[int, Row, Header]]:
+    """Every row of the document under a header naming value columns, with that header (memoised)."""
+
+    def build() -> list[tuple[int, Row, Header]]:
+        out = []
+        for page in index.pages:
+            header: Header | None = None
+            for row in visual_rows(index, page):
+                if is_header(row):
+                    centres = header_of(row)
+                    header = Header(page.number, row.text, centres, row.y) if centres else None
+                elif header is not None:
+                    out.append((page.number, row, header))
+        return out
+
+    return index.memo("summary_table_rows", build)
+
+
+def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[str, Any] | None:
+    """A table row stating the requested parameter with limits ``value`` leaves out, or ``None``."""
+    wanted = _name_words(name)
+    shown = plausibility.numbers_of(value)
+    if not wanted or not shown:
+        return None
+    unit = value.get("unit")
+    for page, row, header in _table_rows(index):
+        if not wanted <= set(_WORD.findall(row.text.casefold())):
+            continue
+        cells = placed_cells(row, header)
+        numbers = {role: n for role in ("min", "typical", "max") for w in cells.get(role, [])[:1]
+                   if (n := plain_number(w)) is not None}
+        if not any(reports(x, unit, n, []) for n in numbers.values() for x in shown.values()):
+            continue
+        for role, number in numbers.items():
+            # A limit the answer leaves out, or states otherwise than the table does.
+            if role not in shown and not any(reports(x, unit, number, []) for x in shown.values()) \
+                    or role in shown and not reports(shown[role], unit, number, []):
+                return {"page": page, "row_text": row.text, "field": role, "cell": cells[role][0].text}
+    return None
+
+
+def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    found = []
+    for grounding in ctx.groundings:
+        boxes = grounding.detail.get("value_boxes") or []
+        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
+                or not grounding.page or grounding.value_index >= len(ctx.submission.values):
+            continue
+        if not _is_summary(ctx.document, grounding.page, boxes[0]):
+            continue
+        row = fuller_row(ctx.document, str(ctx.request.get("name") or ""),
+                         printed(ctx.submission.values[grounding.value_index]))
+        if row:
+            found.append({"value_index": grounding.value_index, **row})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    submit = ctx.record.submit_call if ctx.record else None
+    return flag(rule, rule.finding(
+        ctx, f"The value was read from a summary line, but the table on page {first['page']} states the parameter "
+             f"in full (“{first['row_text']}”): its {first['field']} is {first['cell']}, which the answer leaves "
+             "out or states otherwise.",
+        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+
+
+SUMMARY_RULES: tuple[Rule, ...] = (
+    Rule("partial_summary", "1", Severity.warning,
+         "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
+)

@@ -1,0 +1,54 @@
+"""plus_minus_limit: a printed ±X reported as a lone typical X."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.plus_minus import PLUS_MINUS_RULES, misread
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.documents.cache import open_index
+from tests.support.pdfs import placed_pdf
+
+
+def test_a_symmetric_limit_read_as_a_typical_is_a_misreading() -> None:
+    assert misread({"typical": 1, "unit": "hPa"}, "Absolute accuracy: ± 1 hPa (or ±8 m)") == {"printed": "±1"}
+    assert misread({"typical": 6, "unit": "Pa"}, "Relative accuracy Ap_rel +/-6 Pa") == {"printed": "±6"}
+
+
+def test_faithful_readings_and_other_printings_are_left_alone() -> None:
+    # Read as min and max, the limit is stated.
+    assert misread({"min": -1, "max": 1, "unit": "hPa"}, "Absolute accuracy: ± 1 hPa") is None
+    # A nominal with its tolerance: the nominal is a typical value of its own.
+    assert misread({"typical": 38.5, "unit": "%"}, "Transmission 38.5 +/- 2 (400-750nm)") is None
+    # The number is printed without the sign too: which printing was read is not known.
+    assert misread({"typical": 6, "unit": "mV"}, "Offset ±6 mV; trimmed 6 mV") is None
+    assert misread({"typical": 2, "unit": "mV"}, "Offset ±6 mV") is None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
+def test_the_rule_judges_the_located_text(tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("pdf") / "accuracy.pdf"
+    placed_pdf([[(40, 80, "Key figures"), (40, 100, "Absolute accuracy: +/-1 hPa over the full range")]], path=path)
+    index = open_index(path)
+    quote = "Absolute accuracy: +/-1 hPa"
+    for value, flagged in (({"typical": 1, "unit": "hPa"}, True), ({"min": -1, "max": 1, "unit": "hPa"}, False)):
+        submission = Submission(found=True, values=[value], quote=quote, pages=[1])
+        ctx = Context(record=None, submission=submission, document=index,
+                      groundings=ground_values(index, submission.values, quote, [1]),
+                      request={"name": "Absolute accuracy", "unit": "hPa", "conditions": []})
+        [verdict] = evaluate(ctx, PLUS_MINUS_RULES)
+        assert verdict.evaluable and bool(verdict.findings) is flagged

@@ -1,0 +1,65 @@
+"""other_rating_table: an absolute maximum rating answered from an operating-conditions table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.rating_table import RATING_TABLE_RULES
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+
+NAME, SYMBOL, MIN, TYP, MAX, UNIT = 40, 170, 330, 380, 430, 480
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 0, "Parameter"), (SYMBOL, 0, "Symbol"), (MIN, 0, "Min"), (TYP, 0, "Typ"), (MAX, 0, "Max"),
+              (UNIT, 0, "Unit")]
+    page = [(NAME, 60, "Absolute maximum ratings"), *[(x, 80, t) for x, _, t in header],
+            (NAME, 100, "Port voltage"), (SYMBOL, 100, "VP"), (MIN, 100, "-0.3"), (MAX, 100, "6"), (UNIT, 100, "V"),
+            (NAME, 160, "Recommended operating conditions"), *[(x, 180, t) for x, _, t in header],
+            (NAME, 200, "Port voltage"), (SYMBOL, 200, "VP"), (MIN, 200, "4.65"), (TYP, 200, "5"),
+            (MAX, 200, "5.5"), (UNIT, 200, "V")]
+    path = tmp_path_factory.mktemp("pdf") / "ratings.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [1]),
+                  request={"name": name, "unit": "V", "conditions": []})
+    [result] = evaluate(ctx, RATING_TABLE_RULES)
+    return result
+
+
+def test_an_absolute_maximum_read_from_the_operating_table_is_flagged(document: DatasheetIndex) -> None:
+    operating = {"min": 4.65, "typical": 5, "max": 5.5, "unit": "V"}
+    [finding] = verdict(document, "Absolute maximum port voltage", operating, "Port voltage VP 4.65 5 5.5 V").findings
+    assert finding.evidence["rows"][0]["table_title"] == "Recommended operating conditions"
+    assert not verdict(document, "Absolute maximum port voltage", {"min": -0.3, "max": 6, "unit": "V"},
+                       "Port voltage VP -0.3 6 V").findings
+
+
+def test_other_requests_are_not_judged(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Port voltage", {"min": 4.65, "typical": 5, "max": 5.5, "unit": "V"},
+                       "Port voltage VP 4.65 5 5.5 V").evaluable

@@ -1,0 +1,94 @@
+"""other_variant: a value read from the sub-row of a sibling variant of the one requested."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.detectors.variant import VARIANT_RULES, part_names, siblings
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+
+NAME, GRADE, TYP, MAX, UNIT = 40, 130, 380, 430, 480
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    from app.config import reset_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 80, "Parameter"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Bias current"),
+            (GRADE, 112, "QX410A, QX420A"), (TYP, 112, "20"), (MAX, 112, "50"), (UNIT, 112, "nA"),
+            (GRADE, 124, "QX410, QX420"), (TYP, 124, "20"), (MAX, 124, "150"), (UNIT, 124, "nA"),
+            (NAME, 150, "Leak current"), (TYP, 150, "3"), (MAX, 150, "9"), (UNIT, 150, "nA")]
+    path = tmp_path_factory.mktemp("pdf") / "variants.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [1]),
+                  request={"name": "Bias current", "unit": "nA", "conditions": conditions})
+    [result] = evaluate(ctx, VARIANT_RULES)
+    return result
+
+
+def test_part_names_and_their_families() -> None:
+    assert part_names("QX410A, QX420A at pin1, DIP8") == {"QX410A", "QX420A"}
+    assert siblings("QX410A", "QX410") and siblings("TL431C", "TL431I") and not siblings("QX410", "ZK410")
+
+
+def test_the_sub_row_of_a_sibling_variant_is_flagged(document: DatasheetIndex) -> None:
+    [finding] = verdict(document, {"typical": 20, "max": 50, "unit": "nA"}, "QX410A, QX420A 20 50 nA",
+                        ["QX410"]).findings
+    assert finding.evidence["rows"][0]["row_names"] == ["QX410A"]
+
+
+def test_the_requested_variants_sub_row_is_clean(document: DatasheetIndex) -> None:
+    assert not verdict(document, {"typical": 20, "max": 150, "unit": "nA"}, "QX410, QX420 20 150 nA",
+                       ["QX410"]).findings
+    # A bare number is located on its first printing; the requested variant's row prints it too.
+    assert not verdict(document, {"typical": 20, "unit": "nA"}, "20", ["QX410"]).findings
+
+
+def test_rows_and_requests_naming_no_variant_say_nothing(document: DatasheetIndex) -> None:
+    assert not verdict(document, {"typical": 3, "max": 9, "unit": "nA"}, "Leak current 3 9 nA", ["QX410"]).findings
+    assert not verdict(document, {"typical": 20, "max": 50, "unit": "nA"}, "QX410A, QX420A 20 50 nA",
+                       ["TA = 25 C"]).evaluable
+
+
+@pytest.fixture(scope="module")
+def per_variant_tables(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    def table(top: float, variant: str, typ: str, max_: str) -> list[tuple[float, float, str]]:
+        return [(NAME, top, variant), (NAME, top + 14, "Unless otherwise specified, VIN = 9 V"),
+                (NAME, top + 32, "Parameter"), (TYP, top + 32, "Typ"), (MAX, top + 32, "Max"),
+                (UNIT, top + 32, "Unit"),
+                (NAME, top + 50, "Ripple rejection"), (TYP, top + 50, typ), (MAX, top + 50, max_),
+                (UNIT, top + 50, "dB")]
+    path = tmp_path_factory.mktemp("pdf") / "tables.pdf"
+    placed_pdf([[*table(60, "QX78L05", "62", "70"), *table(200, "QX78L15", "51", "58")]], path=path)
+    return open_index(path)
+
+
+def test_a_row_naming_no_variant_is_read_under_its_tables_heading(per_variant_tables: DatasheetIndex) -> None:
+    assert verdict(per_variant_tables, {"typical": 51, "max": 58, "unit": "dB"}, "Ripple rejection 51 58 dB",
+                   ["QX78L05"]).findings
+    assert not verdict(per_variant_tables, {"typical": 62, "max": 70, "unit": "dB"}, "Ripple rejection 62 70 dB",
+                       ["QX78L05"]).findings
