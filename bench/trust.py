@@ -20,9 +20,11 @@ The confidence calibration of the offline reader (confidence bin -> share exact)
 
     .venv/bin/python bench/trust.py [--claims FILE ...] [--engines agentic,single-pass] [--limit N] [--json OUT]
 
-``--claims`` is repeatable; by default every ``bench/claims/*.yaml``, the shared ``eval/dev_claims.yaml`` and
-``eval/real_model_cells/claims.yaml``. Datasheets are resolved through each file's ``documents`` map, in
-``datasheets/`` and ``datasheets/corpus/`` of the shared directory (``DSX_SHARED_DIR``, default ``../shared``).
+``--claims`` is repeatable; by default every ``bench/claims/*.yaml`` that is not sealed (a sealed set is measured
+only by naming it: ``--list`` on it would show what it holds to whoever tunes the rules), the shared
+``eval/dev_claims.yaml`` and ``eval/real_model_cells/claims.yaml``. Datasheets are resolved through each file's
+``documents`` map, in ``datasheets/`` and ``datasheets/corpus/`` of the shared directory (``DSX_SHARED_DIR``,
+default ``../shared``).
 """
 
 from __future__ import annotations
@@ -52,8 +54,14 @@ GOAL = 0.05
 
 
 def default_claim_files() -> list[Path]:
-    return [*sorted((REPO / "bench" / "claims").glob("*.yaml")), SHARED / "eval" / "dev_claims.yaml",
-            CELLS / "claims.yaml"]
+    opened = [path for path in sorted((REPO / "bench" / "claims").glob("*.yaml")) if not is_sealed(path)]
+    return [*opened, SHARED / "eval" / "dev_claims.yaml", CELLS / "claims.yaml"]
+
+
+def is_sealed(path: Path) -> bool:
+    import yaml
+
+    return bool((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("sealed"))
 
 
 def datasheet_dirs() -> list[Path]:
