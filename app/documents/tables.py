@@ -198,6 +198,8 @@ def _rotate(path: dict, matrix: pymupdf.Matrix) -> dict:
     for item in path.get("items", ()):
         if item[0] == "re":
             items.append(("re", tuple(pymupdf.Rect(item[1]) * matrix), *item[2:]))
+        elif item[0] == "qu":  # a skewed rectangle: one quad of four corners
+            items.append(("qu", tuple(tuple(corner) for corner in pymupdf.Quad(item[1]) * matrix)))
         else:
             items.append((item[0], *(tuple(pymupdf.Point(p) * matrix) for p in item[1:])))
     return {**path, "items": items}

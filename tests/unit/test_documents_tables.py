@@ -183,3 +183,28 @@ def test_real_sub_rows_share_symbol_and_unit(datasheets_dir):
     rows = [r for t in tables for r in _rows(t.markdown())]
     assert ["Toper", "LM358", "0 to +70", "°C"] in rows
     assert ["VCC", "Supply voltage", "3 to 30", "V"] in rows
+
+
+def test_rotated_page_with_a_skewed_rectangle_still_gives_its_table(tmp_path):
+    """A rotated page's drawings are turned into text space; a skewed rectangle comes as one quad, not points."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    shape = page.new_shape()
+    shape.draw_quad(pymupdf.Quad((400, 600), (500, 610), (390, 700), (490, 710)))
+    shape.finish(color=(0, 0, 0))
+    shape.commit()
+    cols = [50, 200, 260, 320]
+    y = 90
+    for x, text in zip(cols, ["Parameter", "Unit", "12V", "24V"], strict=True):
+        _text(page, x, y, text, bold=True)
+    for name, unit, a, b in [("Nominal voltage", "V", "12", "24"), ("No load current", "mA", "72", "40"),
+                             ("Nominal speed", "rpm", "4900", "4800")]:
+        y += 14
+        for x, text in zip(cols, [name, unit, a, b], strict=True):
+            _text(page, x, y, text)
+    page.set_rotation(90)
+    path = tmp_path / "rotated.pdf"
+    doc.save(str(path))
+    doc.close()
+    rows = [row for table in page_tables(_index(path), 1) for row in _rows(table.markdown())]
+    assert ["No load current", "mA", "72", "40"] in rows
