@@ -31,7 +31,8 @@ limits the figure: the machine's cores, the API's single event loop, or waiting 
 before the next of ``--rounds`` rounds. Printed: per round, B's time to its first answered parameter and to done,
 unloaded and under the flood, and their ratio; then the median ratio and the worst round (the goal is B done
 within 2x of unloaded). Each round pairs its two runs closely in time, so a change in the machine's load
-between rounds does not skew a ratio. ``--fifo`` runs the same with fair scheduling off, as the peer (use a
+between rounds does not skew a ratio, and prints the cores busy outside the stack's processes during each run
+(other users of the machine, Postgres, Redis): a round's outlier there is the machine's, not the scheduler's. ``--fifo`` runs the same with fair scheduling off, as the peer (use a
 smaller flood: B then waits for A's jobs ahead of it).
 
 ``--scaling 1,2,4``: jobs/s end to end for each worker count (a fresh stack each, ``--jobs`` jobs, no read
@@ -269,6 +270,7 @@ def _parameters(count: int) -> str:
 async def time_one_job(client: httpx.AsyncClient, key: str, pdf: bytes, parameters: int) -> dict[str, float]:
     """Submit one job as the key's tenant; seconds to its first answered parameter and to a terminal state."""
     headers = {"Authorization": f"Bearer {key}"}
+    meter = CpuMeter(str(client.base_url).rstrip("/"))
     started = time.monotonic()
     response = await client.post("/v1/jobs", headers=headers, data={"parameters": _parameters(parameters)},
                                  files={"file": ("b.pdf", pdf, "application/pdf")})
@@ -281,16 +283,20 @@ async def time_one_job(client: httpx.AsyncClient, key: str, pdf: bytes, paramete
         if first is None and any(r["status"] == "done" for r in job["results"]):
             first = now
         if job["status"] in TERMINAL:
+            cpu = meter.stop()
+            # Cores busy outside this stack's processes: other users of the machine, and Postgres and Redis.
+            outside = max(0.0, cpu["machine_cores_busy"] - cpu["api"] - cpu["rest_of_stack"])
             return {"first_result_s": round(first if first is not None else now, 2), "done_s": round(now, 2),
-                    "status": job["status"]}
+                    "status": job["status"], "cores_busy_outside_stack": round(outside, 2)}
         await asyncio.sleep(0.1)
 
 
 async def run_tenants(base: str, args: argparse.Namespace) -> dict[str, Any]:
     pdf = datasheet()
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-        # Warm-up: the index of the datasheet and the worker's imports are then paid for in every round alike.
-        await time_one_job(client, args.keys["B"], pdf, 1)
+        # Warm-up, one job per worker process at once so that each takes one: the index of the datasheet and
+        # each process's first-use costs (imports, unit registries: seconds) are then paid before any round.
+        await asyncio.gather(*(time_one_job(client, args.keys["B"], pdf, 1) for _ in range(args.workers)))
         rounds = []
         for _ in range(args.rounds):
             unloaded = await time_one_job(client, args.keys["B"], pdf, args.b_parameters)
@@ -546,7 +552,8 @@ def report_tenants(figures: dict[str, Any], args: argparse.Namespace) -> int:
         unloaded, flooded = row["unloaded"], row["flooded"]
         print(f"  round {number}: B unloaded first result {unloaded['first_result_s']:>6.2f} s  done "
               f"{unloaded['done_s']:>6.2f} s   under flood first result {flooded['first_result_s']:>6.2f} s  done "
-              f"{flooded['done_s']:>6.2f} s   ratio done {row['done_ratio']}x")
+              f"{flooded['done_s']:>6.2f} s   ratio done {row['done_ratio']}x   cores busy outside the stack "
+              f"{unloaded['cores_busy_outside_stack']} / {flooded['cores_busy_outside_stack']}")
     print(f"  ratio (flood / unloaded, median of rounds): first result {figures['first_result_ratio']}x   "
           f"done {figures['done_ratio']}x   worst round done {figures['worst_done_ratio']}x   (goal: done within 2x)")
     if args.json:

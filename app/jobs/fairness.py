@@ -1,5 +1,6 @@
 """Fair dispatch between tenants: a tenant with a huge backlog delays another tenant's job by at most one
-parameter of one of its own jobs, so the other tenant's job is done within about 2x its time on an idle stack.
+parameter of one of its own jobs; the goal is the other tenant's job done within 2x its time on an idle stack
+(``bench/load.py --tenants 2``).
 
 Scheme: round robin across tenants by running jobs ("fewest running first"), kept in the job table (the source of
 truth) rather than in the broker, with preemption at parameter boundaries and a direct hand-off. No weights and
@@ -15,13 +16,14 @@ no token bucket.
   the delivery not counted against ``max_deliveries``) and runs the claimed job at once (:func:`run_fairly`).
   Answered parameters are never run again.
 
-What delays the waiting tenant is therefore one parameter of the job it preempts (the check waits for a boundary:
-a paid LLM call is never cut off) plus one claim. The hand-off matters: yielding through the broker instead (send
-a wake-up, return, fetch the next message) added a broker round trip, and in that window the other busy workers
-saw the tenant still waiting and yielded too, each paying a restart. Claiming before releasing makes only the
-worker that wins the waiting job give way. Per-parameter dispatch would not shorten the wait (a parameter is still
-the unit of preemption) and would spread even an idle tenant's job over every worker, which a flooded tenant then
-cannot match.
+What delays the waiting tenant is therefore one parameter of the job it preempts (the check waits for a boundary: a
+paid LLM call is never cut off) plus one claim; beyond that its job shares the machine with the flooding tenant's
+other running jobs (on a CPU-bound stack, the cores). The hand-off matters: yielding through the broker instead
+(send a wake-up, return, fetch the next message) added a broker round trip, and in that window the other busy
+workers saw the tenant still waiting and yielded too, each paying a restart. Claiming before releasing makes only
+the worker that wins the waiting job give way. Per-parameter dispatch would not shorten the wait (a parameter is
+still the unit of preemption) and would spread even an idle tenant's job over every worker, which a flooded tenant
+then cannot match.
 
 Every waiting job has one message in the broker: a claim consumes some job's message; a hand-off leaves the
 claimed job's message to wake a worker for the job that made way; a job that makes way without a hand-off sends
