@@ -25,15 +25,15 @@ limits the figure: the machine's cores, the API's single event loop, or waiting 
                                    [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
                                    [--redis redis://127.0.0.1:6379/13] [--json out.json]
 
-``--tenants 2``: fairness between tenants (app/jobs/fairness.py). Tenant B submits one job of
-``--b-parameters`` parameters on an idle stack, then tenant A floods ``--flood-parameters`` parameters (jobs of
-100) and B submits the same job again once A holds the workers; the flood is cancelled and the stack left to idle
-before the next of ``--rounds`` rounds. Printed: per round, B's time to its first answered parameter and to done,
-unloaded and under the flood, and their ratio; then the median ratio and the worst round (the goal is B done
-within 2x of unloaded). Each round pairs its two runs closely in time, so a change in the machine's load
-between rounds does not skew a ratio, and prints the cores busy outside the stack's processes during each run
-(other users of the machine, Postgres, Redis): a round's outlier there is the machine's, not the scheduler's. ``--fifo`` runs the same with fair scheduling off, as the peer (use a
-smaller flood: B then waits for A's jobs ahead of it).
+``--tenants 2``: fairness between tenants (app/jobs/fairness.py). Tenant B submits one job of ``--b-parameters``
+parameters on an idle stack, then tenant A floods ``--flood-parameters`` parameters (jobs of 100) and B submits the
+same job again once A holds the workers; the flood is cancelled and the stack left to idle before the next of
+``--rounds`` rounds. Printed: per round, B's time to its first answered parameter and to done, unloaded and under
+the flood, and their ratio; then the median ratio and the worst round (the goal is B done within 2x of unloaded).
+Each round pairs its two runs closely in time, so a change in the machine's load between rounds does not skew a
+ratio, and prints the cores busy outside the stack's processes during each run (other users of the machine,
+Postgres, Redis): a round's outlier there is the machine's, not the scheduler's. ``--fifo`` runs the same with fair
+scheduling off, as the peer (use a smaller flood: B then waits for A's jobs ahead of it).
 
 ``--scaling 1,2,4``: jobs/s end to end for each worker count (a fresh stack each, ``--jobs`` jobs, no read
 storm), the ratio to one worker, the CPU use over the run (API, workers, whole machine) and what that says
@@ -122,7 +122,8 @@ def throwaway_database(server_url: str) -> Iterator[str]:
 
 @contextmanager
 def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
-    """``dsx serve`` on a free port; yields its base URL once /readyz answers; stops its process group."""
+    """``dsx serve`` on a free port; yields its base URL once /readyz answers and the worker is ready (its
+    start-up is not measured as queueing); stops its process group."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
     env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -156,6 +157,10 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError("dsx serve not ready after 120 s")
+            time.sleep(0.3)
+        while b" ready." not in (data_dir / "serve.log").read_bytes():  # the worker, not only the API
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"the worker did not get ready; see {data_dir / 'serve.log'}")
             time.sleep(0.3)
         args.keys = {tenant: issue_key(env, tenant) for tenant in ("A", "B")} if args.tenants > 1 else {}
         yield base
@@ -384,15 +389,20 @@ class CpuMeter:
         port = int(base.rsplit(":", 1)[1])
         self.api = next((psutil.Process(c.pid) for c in psutil.net_connections("tcp")
                          if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN and c.pid), None)
-        group = os.getpgid(self.api.pid) if self.api is not None else None
-        self.others = [p for p in psutil.process_iter()
-                       if group is not None and p.pid != self.api.pid and _in_group(p, group)]
+        self.group = os.getpgid(self.api.pid) if self.api is not None else None
+        self.others = self._others()
         self.started = time.monotonic()
         self.api_before, self.others_before = self._seconds(self._api()), self._seconds(self.others)
         self.machine_before = psutil.cpu_times()
 
     def _api(self) -> list[Any]:
         return [self.api] if self.api is not None else []
+
+    def _others(self) -> list[Any]:
+        import psutil
+
+        return [p for p in psutil.process_iter()
+                if self.group is not None and p.pid != self.api.pid and _in_group(p, self.group)]
 
     @staticmethod
     def _seconds(processes: list[Any]) -> float:
@@ -413,8 +423,12 @@ class CpuMeter:
         wall = max(time.monotonic() - self.started, 1e-9)
         after = psutil.cpu_times()
         busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
+        # Processes started since (pool children, index builds) count whole; those already gone are missed.
+        known = {p.pid for p in self.others}
+        started_since = [p for p in self._others() if p.pid not in known]
+        rest = self._seconds(self.others) - self.others_before + self._seconds(started_since)
         return {"api": round((self._seconds(self._api()) - self.api_before) / wall, 2),
-                "rest_of_stack": round((self._seconds(self.others) - self.others_before) / wall, 2),
+                "rest_of_stack": round(rest / wall, 2),
                 "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0)}
 
 
