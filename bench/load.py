@@ -598,6 +598,10 @@ def report_scaling(args: argparse.Namespace) -> int:
 def scaling_limit(figures: dict[str, Any], base_rate: float) -> str:
     """What bounded one row of the scaling table, from its CPU use and how its rate compares with one worker's."""
     cpu = figures["run_cpu"]
+    outside = max(0.0, cpu["machine_cores_busy"] - cpu["api"] - cpu["rest_of_stack"])
+    if cpu["cores"] and cpu["machine_cores_busy"] >= 0.9 * cpu["cores"] and outside >= cpu["cores"] / 2:
+        return (f"the machine's cores, {outside:.1f} of them busy outside this stack (Postgres, Redis, other "
+                "users): the figure is the share left to dsx")
     if figures["workers"] > 1 and cpu["cores"] and cpu["machine_cores_busy"] >= 0.9 * cpu["cores"]:
         return ("the machine's cores: API, workers, Postgres and Redis share them, so added workers wait for CPU, "
                 "not for jobs")
