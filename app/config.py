@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     s3_region: str | None = None
     s3_access_key_id: str | None = None  # unset: boto3's usual chain (instance role, AWS_* variables)
     s3_secret_access_key: str | None = None
+    # This host's copies of PDFs from a shared store (app/documents/blob_cache.py): least recently used go first
+    # past the size, and any unused for longer than the age (0 = no bound).
+    blob_cache_max_mb: int = Field(default=2048, ge=0)
+    blob_cache_max_age_s: float = Field(default=7 * 24 * 3600, ge=0)
 
     # API concurrency (app/offload.py). Sync routes run on a thread pool of `api_threads`, submissions' admission
     # on one of `upload_threads`; each process's database pool holds `db_pool_size` + `db_max_overflow`

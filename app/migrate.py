@@ -1,21 +1,33 @@
-"""Run Alembic migrations programmatically (used by `dsx migrate`, `dsx serve` and tests)."""
+"""Run Alembic migrations programmatically (used by `dsx migrate`, `dsx serve` and tests), and wait for them
+(`dsx migrate --wait`: a pod's init container holds the API or worker until the migrate Job has run)."""
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.exc import OperationalError
 
 from app.config import get_settings
 from app.db import make_engine
 
 ROOT = Path(__file__).resolve().parent.parent
+log = logging.getLogger(__name__)
+
+
+def _config() -> Config:
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    return config
 
 
 def _run(action, url: str | None, revision: str) -> None:  # noqa: ANN001
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config = _config()
     engine = make_engine(url or get_settings().resolved_database_url)
     try:
         with engine.begin() as connection:
@@ -31,3 +43,32 @@ def upgrade(url: str | None = None, revision: str = "head") -> None:
 
 def downgrade(url: str | None = None, revision: str = "base") -> None:
     _run(command.downgrade, url, revision)
+
+
+def is_current(url: str | None = None) -> bool:
+    """Whether the database holds every migration of this build. A database a newer build already migrated
+    (a revision this build does not know) counts as current: an older pod restarting mid-rollout must not wait
+    for a head it will never see."""
+    script = ScriptDirectory.from_config(_config())
+    engine = make_engine(url or get_settings().resolved_database_url)
+    try:
+        with engine.connect() as connection:
+            applied = set(MigrationContext.configure(connection).get_current_heads())
+    finally:
+        engine.dispose()
+    known = {revision.revision for revision in script.walk_revisions()}
+    return applied == set(script.get_heads()) or bool(applied - known)
+
+
+def wait_until_current(timeout_s: float, interval_s: float = 2.0, url: str | None = None) -> bool:
+    """Poll until :func:`is_current` (an unreachable database counts as not yet); False after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if is_current(url):
+                return True
+        except OperationalError as exc:
+            log.info("database not reachable yet: %s", str(exc).splitlines()[0])
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval_s)

@@ -17,12 +17,15 @@ def run_job(self: Any, job_id: str) -> str:
     headers = {name: self.request.get(name) for name in
                (*propagation.TRACE_HEADERS, propagation.REQUEST_ID_HEADER, propagation.TENANT_HEADER)}
     owner = leases.worker_identity()
-    claimed = fairness.claim_next(job_id, owner)
-    # A message is a wake-up: the job it names continues its request's trace; another tenant's job taken in its
-    # place (fair scheduling) starts a trace of its own rather than borrow a stranger's request.
-    own = claimed == job_id
-    parent = propagation.extract(headers) if own else None
-    with log_context.bound(job_id=claimed, request_id=headers[propagation.REQUEST_ID_HEADER] if own else None,
-                           tenant=headers[propagation.TENANT_HEADER] if own else None), \
-            propagation.runs_continue(parent):
-        return limits.run_within_limits(claimed, owner, lambda: extraction_flow.run(claimed, owner))
+
+    def run(claimed: str) -> str:
+        # A message is a wake-up: the job it names continues its request's trace; another job taken in its place
+        # (fair scheduling) starts a trace of its own rather than borrow a stranger's request.
+        own = claimed == job_id
+        parent = propagation.extract(headers) if own else None
+        with log_context.bound(job_id=claimed, request_id=headers[propagation.REQUEST_ID_HEADER] if own else None,
+                               tenant=headers[propagation.TENANT_HEADER] if own else None), \
+                propagation.runs_continue(parent):
+            return limits.run_within_limits(claimed, owner, lambda: extraction_flow.run(claimed, owner))
+
+    return fairness.run_fairly(job_id, owner, run)

@@ -29,9 +29,19 @@ def version() -> None:
 @cli.command()
 def migrate(
     downgrade: Annotated[str | None, typer.Option(help="Downgrade to this revision instead")] = None,
+    wait: Annotated[float | None, typer.Option(
+        help="Migrate nothing: wait up to this many seconds for another process to migrate to this build's head "
+             "(a pod's init container); exit 1 if it does not")] = None,
 ) -> None:
     """Apply database migrations (upgrade to head)."""
     from app import migrate as migrations
+
+    if wait is not None:
+        if not migrations.wait_until_current(wait):
+            console.print(f"the database is not at this build's migrations after {wait:g} s")
+            raise typer.Exit(1)
+        console.print("database is up to date")
+        return
 
     if downgrade:
         migrations.downgrade(revision=downgrade)

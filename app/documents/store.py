@@ -1,18 +1,19 @@
 """Content-addressed PDF storage: one ``blobs`` row per sha256, the bytes in the configured blob store
-(app/blobs), and a per-host copy on disk for the readers that need a file (index build, page render)."""
+(app/blobs), and a per-host copy on disk for the readers that need a file (index build, page render), bounded
+by app/documents/blob_cache.py."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from app.blobs import BlobNotFound, blob_store
-from app.blobs.local import LocalBlobStore, write_atomically
+from app.blobs.local import LocalBlobStore
 from app.config import get_settings
 from app.db import dialect_insert
+from app.documents import blob_cache
 from app.documents.models import Blob
 from app.timeutil import utcnow
 
@@ -47,11 +48,11 @@ def local_path(sha256: str) -> Path:
     settings = get_settings()
     if settings.resolved_blob_store == "local":
         return blob_path(sha256)
-    path = settings.blob_cache_dir / sha256[:2] / f"{sha256}.pdf"
-    if not path.is_file():
-        with contextlib.suppress(BlobNotFound):
-            write_atomically(path, blob_store().get(sha256))
-    return path
+    try:
+        return blob_cache.fetch(settings.blob_cache_dir, sha256, lambda: blob_store().get(sha256),
+                                blob_cache.bounds_from(settings))
+    except BlobNotFound:
+        return blob_cache.cached_path(settings.blob_cache_dir, sha256)
 
 
 def admitted_page_count(session: Session, sha256: str) -> int | None:

@@ -82,8 +82,8 @@ def _process(job_id: str, owner: str) -> str:
         for parameter_id in parameter_ids:
             if _cancelled(job_id):
                 return JobStatus.cancelled.value
-            if parameter_id != parameter_ids[0] and fairness.should_yield(job_id):
-                return fairness.yield_job(job_id, owner)
+            if parameter_id != parameter_ids[0] and fairness.make_way(job_id, owner):
+                return JobStatus.queued.value
             _run_parameter(job_id, parameter_id, index, model, engine_choice)
             with session_scope() as session:
                 leases.renew(session, job_id, owner)

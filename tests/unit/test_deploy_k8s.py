@@ -133,6 +133,22 @@ def test_images_and_commands_match_compose() -> None:
 
 
 
+
+def test_api_and_workers_start_only_once_the_migrate_job_has_run() -> None:
+    (migrate,) = pod_spec(one("Job", "dsx-migrate"))["containers"]
+    assert migrate["command"] == ["dsx", "migrate"]
+    for name in ("dsx-api", "dsx-worker"):
+        (wait,) = pod_spec(one("Deployment", name))["initContainers"]
+        assert wait["command"][:3] == ["dsx", "migrate", "--wait"] and float(wait["command"][3]) > 0
+        # The same image and settings as the Job, so it waits for the very migrations the Job applies.
+        assert (wait["image"], wait["envFrom"]) == (migrate["image"], migrate["envFrom"])
+        assert {"cpu", "memory"} <= set(wait["resources"]["requests"])
+    # Compose orders the same: api and worker start after migrate completed.
+    services = compose()["services"]
+    for service in ("api", "worker"):
+        assert services[service]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+
+
 # --- Metrics: every replica is discovered and scraped on its own ----------------------------------------------
 
 SCRAPE_CONFIG = REPO_ROOT / "deploy" / "prometheus" / "prometheus-kubernetes.yml"

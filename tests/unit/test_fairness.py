@@ -4,6 +4,7 @@ holding more workers than a waiting tenant yields between parameters without los
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import func, select, update
@@ -91,3 +92,85 @@ def _answered(job_id: str) -> int:
     with session_scope() as session:
         return int(session.scalar(select(func.count()).select_from(Extraction)
                                   .where(Extraction.job_id == job_id, Extraction.role == "primary")))
+
+
+def test_a_yielding_job_hands_its_worker_straight_to_the_waiting_tenant(
+        dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    a1 = _create("a", ["Supply voltage", "Output current", "Quiescent current"])
+    b1 = _create("b")
+    wakes = _recorded_wakes(monkeypatch)
+    ran: list[tuple[str, str]] = []
+
+    def runner(owner: str) -> Callable[[str], str]:
+        def run(job_id: str) -> str:
+            status = extraction.run(job_id, owner=owner)
+            ran.append((job_id, status))
+            return status
+        return run
+
+    assert fairness.run_fairly(a1, "w1", runner("w1")) in ("done", "needs_review")
+    # One delivery: a's job made way after one parameter, and the same worker ran b's job at once.
+    assert [job for job, _ in ran] == [a1, b1] and ran[0][1] == "queued"
+    assert _answered(a1) == 1 and _job(a1).lease_owner is None
+    assert wakes == []  # b's message, still in the broker, is the wake-up of a's job: one message per waiting job
+    assert fairness.run_fairly(b1, "w2", runner("w2")) in ("done", "needs_review")
+    assert _answered(a1) == 3
+
+
+def test_of_two_workers_that_see_a_waiting_tenant_only_the_one_winning_its_job_makes_way(
+        dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    a1, a2 = _create("a"), _create("a")
+    _start(a1, "w1")
+    _start(a2, "w2")
+    b1 = _create("b")
+    assert fairness.should_yield(a1) and fairness.should_yield(a2)  # both look before either acts
+    wakes = _recorded_wakes(monkeypatch)
+    with fairness.handing_off() as w2_next:
+        assert fairness.make_way(a2, "w2")
+    assert w2_next == [b1] and _job(b1).lease_owner == "w2" and _job(a2).status == "queued"
+    monkeypatch.setattr(fairness, "_standing", lambda job_id: ("a", 2, True))  # w1's look, taken before w2 acted
+    with fairness.handing_off() as w1_next:
+        assert not fairness.make_way(a1, "w1")
+    assert w1_next == [] and _job(a1).lease_owner == "w1" and _job(a1).status == "running"
+    assert wakes == []  # b's message wakes a worker for a2
+
+
+def test_a_job_that_yields_without_a_hand_off_gets_a_wake_up(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(fairness, "MAX_HAND_OFFS", 0)
+    a1 = _create("a", ["Supply voltage", "Output current"])
+    _create("b")
+    wakes = _recorded_wakes(monkeypatch)
+    assert fairness.run_fairly(a1, "w1", lambda job_id: extraction.run(job_id, owner="w1")) == "queued"
+    assert wakes == [a1]
+
+
+def test_a_claim_that_lost_every_race_looks_again(dsx_env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    a1, b1 = _create("a"), _create("b")
+    _start(a1, "w2")  # at the first look only b's job waits
+    real_acquire = leases.acquire
+
+    def w2_swaps_a_for_b_first(session, job_id: str, owner: str) -> bool:  # noqa: ANN001
+        if job_id == b1 and owner == "w1":
+            monkeypatch.setattr(leases, "acquire", real_acquire)
+            assert fairness.yield_job(a1, "w2") == "queued"
+            with session_scope() as other:
+                assert real_acquire(other, b1, "w2")
+            return False
+        return real_acquire(session, job_id, owner)
+
+    monkeypatch.setattr(leases, "acquire", w2_swaps_a_for_b_first)
+    _recorded_wakes(monkeypatch)
+    assert fairness.claim_waiting("w1") == a1  # the job the winner released, not nothing
+
+
+def _recorded_wakes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    wakes: list[str] = []
+    monkeypatch.setattr(fairness, "enqueue", wakes.append)
+    return wakes
+
+
+def test_a_delivery_with_nothing_else_waiting_runs_one_job(dsx_env) -> None:  # noqa: ANN001
+    a1 = _create("a")
+    ran: list[str] = []
+    assert fairness.run_fairly(a1, "w1", lambda job_id: ran.append(job_id) or "queued") == "queued"
+    assert ran == [a1]
