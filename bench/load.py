@@ -434,7 +434,7 @@ class CpuMeter:
         self.group = os.getpgid(self.api.pid) if self.api is not None else None
         self.others = self._others()
         self.started = time.monotonic()
-        self.api_before, self.others_before = self._seconds(self._api()), self._seconds(self.others)
+        self.api_before, self.others_before = self._per_pid(self._api()), self._per_pid(self.others)
         self.machine_before = psutil.cpu_times()
 
     def _api(self) -> list[Any]:
@@ -455,17 +455,22 @@ class CpuMeter:
                 if self.group is not None and p.pid not in api_pids and _in_group(p, self.group)]
 
     @staticmethod
-    def _seconds(processes: list[Any]) -> float:
+    def _per_pid(processes: list[Any]) -> dict[int, float]:
         import psutil
 
-        total = 0.0
+        seconds: dict[int, float] = {}
         for process in processes:
             try:
                 times = process.cpu_times()
-                total += times.user + times.system
+                seconds[process.pid] = times.user + times.system
             except psutil.Error:
                 pass
-        return total
+        return seconds
+
+    @staticmethod
+    def _gained(before: dict[int, float], now: dict[int, float]) -> float:
+        # Per process: one that ended meanwhile is missed rather than subtracted; one started since counts whole.
+        return sum(seconds - before.get(pid, 0.0) for pid, seconds in now.items())
 
     def stop(self) -> dict[str, float]:
         import psutil
@@ -473,11 +478,8 @@ class CpuMeter:
         wall = max(time.monotonic() - self.started, 1e-9)
         after = psutil.cpu_times()
         busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
-        api_cpu_s = self._seconds(self._api()) - self.api_before
-        # Processes started since (pool children, index builds) count whole; those already gone are missed.
-        known = {p.pid for p in self.others}
-        started_since = [p for p in self._others() if p.pid not in known]
-        rest = self._seconds(self.others) - self.others_before + self._seconds(started_since)
+        api_cpu_s = self._gained(self.api_before, self._per_pid(self._api()))
+        rest = self._gained(self.others_before, self._per_pid(self._others()))
         return {"api": round(api_cpu_s / wall, 2), "api_cpu_s": round(api_cpu_s, 3),
                 "api_processes": float(self.api_processes),
                 "rest_of_stack": round(rest / wall, 2),
