@@ -10,6 +10,7 @@ lacks them or treats them as offsets and logarithms that no datasheet table mean
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -157,11 +158,24 @@ def canonical_spelling(token: str) -> str:
     return text
 
 
+# Count-like units datasheets print that pint does not define (or, depending on its version, does).
+_EXTRA_DEFINITIONS = ("count = [] = counts", "tap = [] = taps", "step = [] = steps", "LSB = [] = lsb",
+                      "sample = [] = samples", "bps = bit / second", "permille = 0.001 = ‰")
+
+
 @lru_cache(maxsize=1)
-def _registry() -> Any:
+def unit_registry() -> Any:
+    """The process's one pint registry (building one costs about half a second, so every reader shares it):
+    offset units convert through their base unit, and the count units above are defined."""
     import pint
 
-    return pint.UnitRegistry(cache_folder=":auto:")
+    registry = pint.UnitRegistry(autoconvert_offset_to_baseunit=True, cache_folder=":auto:")
+    for definition in _EXTRA_DEFINITIONS:
+        if definition.split("=", 1)[0].strip() in registry:
+            continue  # this pint version already defines it
+        with contextlib.suppress(Exception):
+            registry.define(definition)
+    return registry
 
 
 @lru_cache(maxsize=512)
@@ -182,7 +196,7 @@ def parse_unit(token: str | None) -> Unit | None:
     if pint_name.startswith("K") and pint_name[1:] in _SI_BASES:
         pint_name = "k" + pint_name[1:]
     try:
-        quantity = _registry().Quantity(1.0, pint_name).to_base_units()
+        quantity = unit_registry().Quantity(1.0, pint_name).to_base_units()
     except Exception:  # noqa: BLE001 - pint raises several unrelated types for unknown names
         return None
     dimension = str(quantity.dimensionality)

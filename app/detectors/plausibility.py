@@ -8,7 +8,6 @@ cannot read the result: an unreadable unit makes a check *not evaluable*, never 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 import pint
+
+from app.units import unit_registry
 
 # Two numbers agree when their relative difference is at most this (after conversion to one unit).
 DEFAULT_REL_TOL = 0.01
@@ -50,20 +51,6 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-@lru_cache(maxsize=1)
-def registry() -> pint.UnitRegistry:
-    """The shared unit registry (building one takes ~0.5 s), extended with datasheet count units."""
-    ureg = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
-    for definition in ("tap = [] = taps", "step = [] = steps", "LSB = [] = lsb", "sample = [] = samples",
-                       "bps = bit / second", "permille = 0.001 = ‰"):
-        name = definition.split("=", 1)[0].strip()
-        if name in ureg:
-            continue  # this pint version already defines it
-        with contextlib.suppress(Exception):
-            ureg.define(definition)
-    return ureg
-
-
 def _clean(unit: str) -> str:
     text = unit.strip().strip(".,;:()[]")
     for pattern, replacement in _REWRITES:
@@ -79,7 +66,7 @@ def parse_unit(unit: str | None) -> pint.Unit | None:
     text = _clean(unit)
     if not text or _LOG_UNITS.match(text):
         return None
-    ureg = registry()
+    ureg = unit_registry()
     candidates = [text]
     # "KΩ", "KHz", "Kbps": a capital K used as the kilo prefix.
     if len(text) > 1 and text[0] == "K" and text[1].isalpha():
@@ -108,7 +95,7 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
     source, target = parse_unit(from_unit), parse_unit(to_unit)
     if source is None or target is None:
         return None
-    ureg = registry()
+    ureg = unit_registry()
     try:
         return float(ureg.Quantity(value, source).to(target).magnitude)
     except Exception:  # noqa: BLE001 - dimensionality or offset errors both mean "not convertible"

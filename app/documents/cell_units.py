@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+
+from app.units import unit_registry
 
 # Printed glyphs -> ASCII. Multi-character forms first.
 _GLYPHS: tuple[tuple[str, str], ...] = (
@@ -64,15 +65,6 @@ def ascii_spelling(text: str) -> str:
     return re.sub(r"(?i)\bohms?\b", "ohm", spelled)
 
 
-@lru_cache(maxsize=1)
-def _registry() -> Any:
-    import pint
-
-    registry = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
-    registry.define("count = [] = counts")
-    return registry
-
-
 def _pint_expression(canonical: str) -> str:
     text = _PINT_SPELLING.get(canonical, canonical)
     text = re.sub(r"^K(?=[A-Za-z])", "k", text)  # "KHz", "Kohm": datasheets often capitalise kilo
@@ -86,7 +78,7 @@ def _pint_expression(canonical: str) -> str:
 def _pint_dimension(canonical: str) -> tuple[str, float] | None:
     if not canonical or canonical in _NOT_PINT or canonical.casefold() in {u.casefold() for u in _NOT_PINT}:
         return None
-    registry = _registry()
+    registry = unit_registry()
     try:
         quantity = registry.Quantity(1.0, registry.parse_units(_pint_expression(canonical))).to_base_units()
     except Exception:  # noqa: BLE001 - pint raises several unrelated types for names it does not know
