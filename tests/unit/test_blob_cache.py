@@ -14,7 +14,7 @@ from app.config import Settings
 from app.documents import blob_cache, store
 from app.documents.blob_cache import IN_USE_GRACE_S, CacheBounds
 
-KB = 1024
+KB = 2**10
 UNBOUNDED = CacheBounds(max_bytes=None, max_age_s=None)
 
 
@@ -90,5 +90,5 @@ def test_the_store_keeps_this_hosts_copies_within_the_configured_bound(
     second = store.local_path(digests[1])
     assert second.read_bytes() == big[1]
     assert not first.exists()  # 1.4 MB over a 1 MB bound: the older copy went
-    assert sum(p.stat().st_size for p in settings.blob_cache_dir.rglob("*.pdf")) <= 1024 * KB
+    assert sum(p.stat().st_size for p in settings.blob_cache_dir.rglob("*.pdf")) <= 2**10 * KB
     assert store.local_path(digests[0]).read_bytes() == big[0]  # fetched again on its next use

@@ -133,22 +133,22 @@ def test_a_dot_leader_running_into_a_number_does_not_hide_it() -> None:
 
 def test_a_quote_of_cells_only_is_grounded_on_the_row_printing_them_in_order(
         tmp_path_factory: pytest.TempPathFactory) -> None:
-    # Two sub-rows whose cells the text layer gives column by column: "3.267 3.235 3.300 3.300 3.333 3.365".
+    # Two sub-rows whose cells the text layer gives column by column: "4.875 4.850 5.000 5.000 5.125 5.150".
     page = [(NAME, 80, "Output voltage"), (COND, 80, "IO = 10 mA"), (COND, 92, "IO = 1 A")]
-    page += [(x, y, text) for x, cells in ((MIN, ("3.267", "3.235")), (TYP, ("3.300", "3.300")),
-                                           (MAX, ("3.333", "3.365")))
+    page += [(x, y, text) for x, cells in ((MIN, ("4.875", "4.850")), (TYP, ("5.000", "5.000")),
+                                           (MAX, ("5.125", "5.150")))
              for y, text in zip((80, 92), cells, strict=True)]
     path = tmp_path_factory.mktemp("pdf") / "columns.pdf"
     placed_pdf([page], path=path)
     index = open_index(path)
-    result = ground_value(index, 0, {"min": 3.267, "typical": 3.3, "max": 3.333, "unit": "V"},
-                          "3.267 3.300 3.333", [1])
+    result = ground_value(index, 0, {"min": 4.875, "typical": 5.0, "max": 5.125, "unit": "V"},
+                          "4.875 5.000 5.125", [1])
     assert result.outcome is Outcome.grounded and result.method == "row"
-    # The sub-row below prints 3.235 3.300 3.365; no row prints these numbers in this order.
-    assert ground_value(index, 0, {"min": 3.235, "max": 3.333, "unit": "V"}, "3.235 3.333 3.300",
+    # The sub-row below prints 4.850 5.000 5.150; no row prints these numbers in this order.
+    assert ground_value(index, 0, {"min": 4.850, "max": 5.125, "unit": "V"}, "4.850 5.125 5.000",
                         [1]).outcome is Outcome.quote_not_found
     # Two numbers are printed on too many rows to say which one a quote came from.
-    assert ground_value(index, 0, {"min": 3.267, "max": 3.333, "unit": "V"}, "3.267 3.333",
+    assert ground_value(index, 0, {"min": 4.875, "max": 5.125, "unit": "V"}, "4.875 5.125",
                         [1]).outcome is Outcome.quote_not_found
 
 
