@@ -220,6 +220,36 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Common-mode rejection", unit="dB", decline_mentions="out of order",
     ),
     Convention(
+        name="a recommended-operation section ends the ratings above it",
+        reading="'Recommended operation conditions' (or '... operating conditions') is a section of its own: a "
+                "table under it holds operating limits, not absolute maximum ratings, even when the ratings "
+                "table and its stress note sit right above it",
+        page=Page(
+            prose=("Stresses beyond the absolute maximum ratings may cause permanent damage to the device.",),
+            tables=(
+                (("Parameter", "Symbol", "Value", "Unit"),
+                 ("Port supply voltage", "VPS", "-0.3 ~ 7", "V")),
+                (("Parameter", "Symbol", "MIN", "Typical", "MAX", "Unit"),
+                 ("Supply voltage", "VPS", "4.5", "5", "5.5", "V")),
+            ), titles=("Absolute maximum ratings", "Recommended operation conditions")),
+        request="Absolute maximum supply voltage", unit="V", expected=Expected(min=-0.3, max=7, unit="V"),
+    ),
+    Convention(
+        name="a note calling a rating's figures typical makes them typical",
+        reading="a row among the absolute maximum ratings whose footnote mark leads to a note saying its figures "
+                "are typical values (a thermal resistance per package, say) states typical values, not limits; "
+                "the note may be printed inside the table as its number on one line and its text on the next",
+        page=Page(
+            prose=("Absolute maximum ratings", "3.", "Heat flow figures depend on the board. Rth are typical values."),
+            tables=((
+                ("Symbol", "Parameter", "Value", "Unit"),
+                ("Tj", "Junction temperature", "150", "°C"),
+                ("Rthja", "Thermal resistance junction to ambient (3)", "135", "°C/W"),
+            ),), titles=("Absolute maximum ratings",)),
+        request="Thermal resistance junction to ambient", unit="degC/W",
+        expected=Expected(typical=135, unit="degC/W"),
+    ),
+    Convention(
         name="two unlabelled value columns are ambiguous",
         reading="with no header anywhere and two value columns before the unit, which is min, typical or max "
                 "is not printed: the reader declines and says so",

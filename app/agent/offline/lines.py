@@ -147,12 +147,21 @@ def _notes_lines(lines: list[str]) -> set[int]:
 _NOTE_LINE = re.compile(r"^\s*(\d{1,2})\s*[.)]\s*(\S.*)$")
 
 
+_BARE_NOTE_NUMBER = re.compile(r"^\s*(\d{1,2})\.\s*$")
+_NOTE_TEXT = re.compile(r"^\s*[A-Z][\w-]+[ ,:][^\n]{20,}$")
+
+
 def footnotes(lines: list[str]) -> dict[str, list[str]]:
     """The numbered notes of a page ("1. 1/10 Duty Cycle, 0.1ms Pulse Width."), by number; a page with several
     "Notes:" lists gives each number every text it has."""
     found: dict[str, list[str]] = {}
     inside = False
-    for line in lines:
+    for idx, line in enumerate(lines):
+        number = _BARE_NOTE_NUMBER.match(line)
+        if number and idx + 1 < len(lines) and _NOTE_TEXT.match(lines[idx + 1]):
+            # A note printed inside its table: its number alone on a line, its text on the next.
+            found.setdefault(number.group(1), []).append(lines[idx + 1].strip())
+            continue
         if _NOTES_HEADING.match(line):
             inside = True
             continue

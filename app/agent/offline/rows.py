@@ -107,6 +107,10 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
+_INNER_MARK = re.compile(r"(?<=[a-z])\s?\((\d{1,2})\)")
+TYPICAL_NOTE = re.compile(r"\b(?:are|is)\s+typical\s+values?\b|\btypical\s+values?\s+only\b", re.IGNORECASE)
+
+
 def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableModel | None = None,
                      footnotes: Mapping[str, str] | None = None) -> tuple[list[Candidate], TableModel]:
     """Candidates of one table and its model. A characteristics table gives one candidate per row (per sub-row
@@ -122,7 +126,11 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
         for cand in found:
             # "Peak Forward Current [1]": the conditions of the rating are in note 1 below the table.
             _, marks = split_footnote_marks(cand.own_label or cand.label)
-            cand.context = " ".join([cand.context, *((footnotes or {}).get(m, "") for m in marks)])
+            # A cell's label runs on into its column's header: the row name's mark sits inside it.
+            marks = marks or tuple(_INNER_MARK.findall(cand.label))
+            notes = " ".join((footnotes or {}).get(m, "") for m in marks)
+            cand.context = " ".join([cand.context, notes])
+            _typical_by_note(cand, notes)
         return found, model
     data = [(list(row.cells), _role_names(model.row_roles[k])) for k, row in enumerate(model.rows)]
     labels = _wrapped_labels(data)
@@ -147,8 +155,15 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
             cand.grades = grades[k]
             if cand is not limit:  # the limit candidate's context holds the notes already
                 cand.context = " ".join([cand.context, *row.notes])
+            _typical_by_note(cand, " ".join(row.notes))
         candidates.extend(found)
     return candidates, model
+
+
+def _typical_by_note(cand: Candidate, notes: str) -> None:
+    """"Rth are typical values" (the row's note): a characteristic listed among the ratings states no limit."""
+    if cand.abs_max and cand.min is None and cand.typical is None and TYPICAL_NOTE.search(notes):
+        cand.typical, cand.max = cand.max, None
 
 
 def _role_names(roles: ColumnRoles) -> list[str | None]:
