@@ -133,6 +133,13 @@ def _claim_detail(claim: Any) -> dict[str, Any]:
             "gold": claim.model_dump(include=stated, exclude_none=True)}
 
 
+def counts_only(table: dict[str, Any]) -> dict[str, Any]:
+    """A sealed set's table without what would open it: which claims, what was answered, which rules fired."""
+    hidden = {"answers", "missed", "false_alarms", "false_alarm_rules", "catching_rules"}
+    return {key: value for key, value in table.items() if key not in hidden} | {
+        "missed": [], "false_alarms": [], "false_alarm_rules": {}, "catching_rules": {}}
+
+
 def print_listing(table: dict[str, Any]) -> None:
     """Every wrong answer that went unflagged and every correct answer that was flagged, with what was answered,
     what the claim states and the flags raised: the material to group the review layer's errors by cause."""
@@ -365,12 +372,17 @@ def main() -> int:
     for path in claim_files:
         claim_set = load_claims(path)
         name = path.stem if path.parent.name != "real_model_cells" else "real_model_cells/claims"
+        sealed = is_sealed(path)
+        if sealed:
+            print(f"   {name} is sealed: its figures are printed, never which claims were missed or flagged")
         for engine in engines:
             answers = reader_answers(claim_set, engine, args.limit)
             reader_all.extend(answers)
             table = confusion(answers)
+            if sealed:
+                table = counts_only(table)
             print_table(f"{name} · offline reader · {engine}", table)
-            if args.list:
+            if args.list and not sealed:
                 print_listing(table)
             out["sets"][f"{name}:{engine}"] = table
         if (path.parent / "cells_clean.jsonl").is_file() and path.resolve() == (CELLS / "claims.yaml").resolve():
