@@ -16,6 +16,17 @@ from tests.support.paths import CLAIMS_FILE, DATASHEETS_DIR  # noqa: E402
 from tests.support.prerequisites import missing_prerequisite  # noqa: E402
 
 
+@pytest.fixture(scope="module")
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Indexes a module builds go to a cache of its own, never to a shared data directory (a module asks for it
+    with ``pytestmark = pytest.mark.usefixtures("isolated_index_cache")``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
+        reset_settings()
+        yield
+    reset_settings()
+
+
 @pytest.fixture
 def dsx_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """Embedded dsx in a temporary data dir: SQLite database migrated to head, SQLAlchemy broker."""

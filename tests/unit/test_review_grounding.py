@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,7 @@ from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import text_pdf
 
-
-@pytest.fixture(scope="module", autouse=True)
-def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Indexes built here go to a cache of this module's own, never to a shared data directory."""
-    from app.config import reset_settings
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
-        reset_settings()
-        yield
-    reset_settings()
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
 
 @pytest.fixture(scope="module")

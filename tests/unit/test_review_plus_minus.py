@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from app.detectors.grounding import ground_values
@@ -29,15 +27,7 @@ def test_faithful_readings_and_other_printings_are_left_alone() -> None:
     assert misread({"typical": 2, "unit": "mV"}, "Offset ±6 mV") is None
 
 
-@pytest.fixture(scope="module", autouse=True)
-def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    from app.config import reset_settings
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
-        reset_settings()
-        yield
-    reset_settings()
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
 
 def test_the_rule_judges_the_located_text(tmp_path_factory: pytest.TempPathFactory) -> None:

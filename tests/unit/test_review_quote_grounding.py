@@ -3,8 +3,6 @@ values converted to another unit, and numbers located on their own cell rather t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from app.detectors.grounding import Outcome, ground_value, ground_values
@@ -14,16 +12,7 @@ from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
 
-
-@pytest.fixture(scope="module", autouse=True)
-def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    from app.config import reset_settings
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
-        reset_settings()
-        yield
-    reset_settings()
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
 
 # Column x positions of the invented table: parameter, symbol, conditions, min, typ, max, unit.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from app.detectors.audit import audit
@@ -19,15 +17,7 @@ ANSWER = Submission(found=True, values=[{"min": 160, "typical": 200, "max": 260,
 REQUEST = {"name": "Reset period", "unit": "ms", "conditions": []}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    from app.config import reset_settings
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
-        reset_settings()
-        yield
-    reset_settings()
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
 
 @pytest.fixture(scope="module")

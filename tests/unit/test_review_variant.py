@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,15 +17,7 @@ from tests.support.pdfs import placed_pdf
 NAME, GRADE, TYP, MAX, UNIT = 40, 130, 380, 430, 480
 
 
-@pytest.fixture(scope="module", autouse=True)
-def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    from app.config import reset_settings
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DSX_DATA_DIR", str(tmp_path_factory.mktemp("var")))
-        reset_settings()
-        yield
-    reset_settings()
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
 
 @pytest.fixture(scope="module")
