@@ -3,6 +3,7 @@ client, review and evaluation commands."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -153,5 +154,12 @@ _register_subcommands()
 
 def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    cli()
+    try:
+        cli()
+    finally:
+        # Once LiteLLM and the agent are loaded, the garbage collections of the interpreter's shutdown take about
+        # two seconds, longer than a small extraction itself. Nothing is left to collect that matters at exit:
+        # exit handlers (span export, log flush) and thread joins still run as usual.
+        gc.disable()
+        gc.freeze()
 
