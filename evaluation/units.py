@@ -85,6 +85,7 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
     source, target = ascii_unit(from_unit), ascii_unit(to_unit)
     if not source or not target or source == target:
         return value
+    source, target = _degree_sign_restored(source, target), _degree_sign_restored(target, source)
     source_unit, target_unit = _pint_unit(source), _pint_unit(target)
     if source_unit is None or target_unit is None:
         return value if source.casefold() == target.casefold() else None
@@ -93,6 +94,17 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
         return float(registry.Quantity(value, source_unit).to(target_unit).magnitude)
     except Exception:  # DimensionalityError, OffsetUnitCalculusError
         return None
+
+
+def _degree_sign_restored(unit: str, other: str) -> str:
+    """``C`` or ``F`` beside a temperature unit is a temperature whose degree sign was lost (``+/-0.5 C``), not
+    coulombs or farads: a temperature is never compared with a charge."""
+    if unit not in ("C", "F") or other in ("C", "F"):
+        return unit
+    other_unit = _pint_unit(other)
+    if other_unit is None or other_unit.dimensionality != _registry().parse_units("kelvin").dimensionality:
+        return unit
+    return "deg" + unit
 
 
 def same_number(a: float, b: float) -> bool:

@@ -125,6 +125,14 @@ def test_units_as_datasheets_print_them_flat_or_in_words() -> None:
     assert convert(1, "MW", "mW") == pytest.approx(1e9)  # case still matters for symbols
 
 
+def test_a_c_or_f_beside_a_temperature_is_a_temperature_that_lost_its_degree_sign() -> None:
+    assert convert(0.75, "°C", "C") == pytest.approx(0.75)
+    assert convert(-20, "C", "degC") == pytest.approx(-20)
+    assert convert(50, "F", "degC") == pytest.approx(10)
+    assert convert(3, "nC", "C") == pytest.approx(3e-9)  # beside a charge, C stays coulombs
+    assert convert(1, "C", "V") is None
+
+
 def test_every_gold_claim_passes_against_its_own_values_and_fails_when_nudged(claims_file: Path) -> None:
     gold = load_claims(claims_file)
     assert len(gold.claims) >= 40
