@@ -14,17 +14,16 @@ comment); every other field is single-line, so those three are rejected there to
   form fields, header values (a header may carry a tab, as HTTP allows)
 
 Integers that reach SQL are bounded in their route declarations, so no backend is asked for a number it cannot
-represent: ``limit``/``offset`` by :data:`MAX_OFFSET`, row ids in paths and queries by :data:`RowId`.
+represent: ``limit``/``offset`` by :data:`MAX_OFFSET`, row ids in paths and queries by :data:`MAX_ROW_ID`
+(``app.http_input.RowId``). The policy itself needs no web framework: the jobs domain and ``dsx extract``
+apply it too; ``app.http_input`` holds what binds it to FastAPI.
 """
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Iterator
-from typing import Annotated, Any
-
-from fastapi import Path, Query, Request
+from typing import Any
 
 from app.errors import InvalidInput
 
@@ -32,15 +31,11 @@ from app.errors import InvalidInput
 MAX_OFFSET = 2**31 - 1
 # Integer primary keys are PostgreSQL `integer` columns: an id past this cannot exist, and asking for it is an error.
 MAX_ROW_ID = 2**31 - 1
-#: A row id in a path, bounded so that no backend is asked to compare a number it cannot hold.
-RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
-#: The same, as an optional query value.
-OptionalRowId = Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)]
 
 FREE_TEXT_FIELDS = frozenset({"notes", "comment", "quote"})
 LINE_BREAKS_AND_TAB = frozenset("\t\n\r")
 HEADER_WHITESPACE = frozenset("\t")
-_FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded",)
+FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded",)
 
 
 class InvalidCharacters(InvalidInput):
@@ -92,31 +87,3 @@ def _strings(path: str, value: Any) -> Iterator[tuple[str, str]]:
 
 def _leaf_name(field: str) -> str:
     return field.rsplit(".", 1)[-1].split("[", 1)[0]
-
-
-async def check_request_text(request: Request) -> None:
-    """App-wide dependency: path parameters, query values, header values and small request bodies (JSON or
-    url-encoded forms the route declares) are held to the policy before any route code runs. Multipart
-    uploads are streamed under a size cap by their route, which checks their fields itself."""
-    for name, value in request.path_params.items():
-        if isinstance(value, str):
-            check_text(f"path.{name}", value, allowed=frozenset())
-    for name, value in request.query_params.multi_items():
-        check_text(f"query.{name}", name, allowed=frozenset())
-        check_text(f"query.{name}", value)
-    for name, value in request.headers.items():
-        check_text(f"header.{name}", value, allowed=HEADER_WHITESPACE)
-    route = request.scope.get("route")
-    if getattr(route, "body_field", None) is None:
-        return
-    content_type = request.headers.get("content-type", "")
-    if content_type.startswith("application/json"):
-        try:
-            body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError):
-            return  # malformed JSON is the route's validation error, reported with its own code
-        check_nested("body", body)
-    elif content_type.startswith(_FORM_CONTENT_TYPES):
-        for name, value in (await request.form()).multi_items():
-            if isinstance(value, str):
-                check_text(f"form.{name}", value)

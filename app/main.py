@@ -22,7 +22,7 @@ from app.api.traces import router as traces_router
 from app.auth.security import check_startup_policy
 from app.config import get_settings
 from app.dashboard.views import install as install_review_dashboard
-from app.input_policy import check_request_text
+from app.http_input import check_request_text
 from app.jobs import admission
 from app.observability.host_metrics import prepare_metrics_dir
 from app.observability.http_tracing import instrument

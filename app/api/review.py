@@ -12,7 +12,8 @@ from app.auth.security import Principal, require_role
 from app.config import get_settings
 from app.db import get_session
 from app.flows import review as review_flow
-from app.input_policy import MAX_OFFSET, RowId
+from app.http_input import RowId
+from app.input_policy import MAX_OFFSET
 from app.review import decisions
 from app.review.decisions import (
     QueueStatus,

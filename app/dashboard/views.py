@@ -39,7 +39,7 @@ from app.documents import store
 from app.documents.render import page_count, page_geometry, render_png
 from app.errors import DsxError, Forbidden, InvalidInput, NotFound, Unauthorized
 from app.flows import review as review_flow
-from app.input_policy import OptionalRowId, RowId
+from app.http_input import OptionalRowId, RowId
 from app.review import decisions
 from app.review.decisions import (
     QUEUE_STATUSES,
