@@ -259,4 +259,65 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Idle draw", unit="uA", decline_mentions="value columns",
     ),
+    Convention(
+        name="a unit printed with look-alike letters",
+        reading="a text layer may print a unit with Cyrillic or Greek capitals that look like Latin ones ('°С' with a "
+                "Cyrillic Es): the unit is the one the letters show",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Max", "Unit"),
+            ("Case temperature", "TC", "-25", "+95", "°\u0421"),
+            ("Lead temperature", "TL", "", "240", "°\u0421"),
+        ),)),
+        request="Case temperature", unit="degC", expected=Expected(min=-25, max=95, unit="degC"),
+    ),
+    Convention(
+        name="a first column headed 'Rating' names the rows",
+        reading="in a ratings table laid out 'Rating | Symbol | Value | Unit' (or 'Condition | Symbol | Min | Max') "
+                "the first column's header reads like a value or conditions column, but its cells are the rows' names",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Bias pin voltage", "VB", "18", "V"),
+            ("Clamp Current Range, Continuous", "ICL", "-30 to +60", "mA"),
+            ("Sense Input Current Range, Continuous", "ISN", "-0.2 to +4", "mA"),
+        ),), titles=("Maximum ratings",)),
+        request="Continuous clamp current range", unit="mA", expected=Expected(min=-30, max=60, unit="mA"),
+    ),
+    Convention(
+        name="a row naming only other parts continues the name above",
+        reading="a row whose name cell lists part numbers alone ('QXR210C, QXR210AC'), under a row of the same symbol "
+                "that names the parameter for other parts, gives that parameter for the parts it lists",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Operating Ambient Temperature Range QXR210I, QXR210AI", "TA", "-40 to +85", "°C"),
+            ("QXR210C, QXR210AC", "TA", "0 to +70", "°C"),
+            ("Storage Temperature Range", "Tstg", "-55 to +150", "°C"),
+        ),), titles=("Maximum ratings",)),
+        request="Operating ambient temperature range", conditions=("QXR210C",), unit="degC",
+        expected=Expected(min=0, max=70, unit="degC"),
+    ),
+    Convention(
+        name="a unit run into the conditions cell",
+        reading="a row whose unit cell is empty while its conditions cell starts with a unit ('mV/°C VDS = VGS, ...'): "
+                "the text layer ran the unit into the next column, and the leading unit is the row's",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit", "Conditions"),
+            ("Trip Voltage", "VTR", "2.1", "2.6", "3.1", "V", "ID = 1 mA"),
+            ("Trip Voltage temp. coefficient", "dVTR/dT", "", "-4.3", "", "", "mV/°C VDS = VGS, ID = 1 mA"),
+        ),)),
+        request="Trip voltage temperature coefficient", unit="mV/degC",
+        expected=Expected(typical=-4.3, unit="mV/degC"),
+    ),
+    Convention(
+        name="a requested quantity picks the row that prints it",
+        reading="a condition stated as a number with its unit ('0 dBm') is met only by a row printing that quantity, "
+                "not by one whose other numbers happen to share its digits ('-8 dBm | 10.0 mA')",
+        page=Page(tables=((
+            ("Register setting", "Transmit level", "Supply draw"),
+            ("3", "0 dBm", "14.2 mA"),
+            ("2", "-8 dBm", "10.0 mA"),
+            ("1", "-16 dBm", "8.5 mA"),
+        ),), titles=("Transmit level adjustment",)),
+        request="Supply draw", conditions=("0 dBm transmit level",), unit="mA",
+        expected=Expected(typical=14.2, unit="mA"),
+    ),
 )

@@ -328,7 +328,38 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
         coverage *= 0.3
+    elif haystack and _quantities_missing(item, haystack):
+        # "0 dBm" is not printed in a row that says "-6 dBm" or "9.0 mA", though its digits are.
+        coverage *= 0.3
     return coverage
+
+
+_QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
+                       r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
+
+
+@lru_cache(maxsize=50_000)
+def _quantities(text: str) -> tuple[tuple[float, str], ...]:
+    """Every number printed with a unit the reader knows ("-6 dBm", "800mA"), as (value in SI, dimension)."""
+    found = []
+    for sign, number, unit_text in _QUANTITY.findall(text):
+        unit = parse_unit(unit_text)
+        if unit is None:
+            continue
+        value = float(number.replace(",", ".")) * unit.factor
+        found.append((-value if sign in "-−–" and sign else value, unit.dimension))
+    return tuple(found)
+
+
+def _quantities_missing(item: str, haystack: str) -> bool:
+    """Whether a quantity the condition states (a number with its unit) is printed nowhere in the haystack, while
+    the haystack prints other quantities of that dimension: then the row is measured at another value."""
+    printed = _quantities(haystack)
+    for value, dimension in _quantities(item):
+        same_kind = [v for v, d in printed if d == dimension]
+        if same_kind and not any(abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) for v in same_kind):
+            return True
+    return False
 
 
 def contradicts_conditions(query: Query, cand: Candidate) -> bool:
@@ -338,6 +369,9 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     # another row.
     own = cand.own_label if cand.own_label is not None else cand.label
     haystack = f"{own} {cand.extra_conditions}"
+    if cand.source != "line":
+        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column.
+        haystack = f"{haystack} {cand.line_text}"
     return any(_assignments_agree(item, haystack) is False for item in query.conditions)
 
 
@@ -365,7 +399,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         if cand.unit is None:
             total -= 0.3
             notes.append("no unit printed with the value")
-        elif cand.unit.dimension not in dims:
+        elif cand.unit.dimension not in dims and not _coefficient_per_degree(dims, cand.unit.dimension):
             return None
         else:
             total += 0.1
@@ -416,6 +450,12 @@ def score(query: Query, cand: Candidate) -> Scored | None:
 
 
 _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
+    """A temperature coefficient is printed relative ("ppm/°C", "%/°C") or absolute ("mV/°C", "nA/K"): any
+    quantity per degree is one."""
+    return "tempco" in dims and dimension.endswith("/ [temperature]")
 
 
 def _names_a_part(query: Query) -> bool:
