@@ -320,4 +320,32 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Supply draw", conditions=("0 dBm transmit level",), unit="mA",
         expected=Expected(typical=14.2, unit="mA"),
     ),
+    Convention(
+        name="a number ending a heading names a group",
+        reading="'Current gain selection -40:' titles what follows (a figure, a grade's curves): the number before the "
+                "colon names the group, it is no value of the parameter",
+        page=Page(prose=("QX88 switching transistors", "Current gain selection -40:", "Current gain selection -25:")),
+        request="Current gain selection", decline_mentions="no table row or text line",
+    ),
+    Convention(
+        name="a requested condition printed as an assignment is no answer",
+        reading="'IC = 150 mA; VCE = 2 V' beside the parameter's name states the conditions the request holds fixed; "
+                "its numbers are those conditions, not the parameter's value",
+        page=Page(prose=("QX88 switching transistors", "IC = 150 mA; VCE = 2 V current gain")),
+        request="Current gain", conditions=("IC = 150 mA; VCE = 2 V",), decline_mentions="no table row or text line",
+    ),
+    Convention(
+        name="a maximum asked for may be the absolute maximum rating",
+        reading="'Maximum emitter current' asks for the largest emitter current the part takes: the absolute maximum "
+                "rating of that name answers it, not a characteristic that only shares its words",
+        page=Page(tables=(
+            (("Parameter", "Symbol", "Value", "Unit"),
+             ("Emitter current", "IE", "6", "A"),
+             ("Emitter-base voltage", "VEBO", "5", "V")),
+            (("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+             ("Emitter cut-off current", "IEBO", "VEB = 5 V", "", "", "0.2", "mA"),
+             ("Emitter-base saturation voltage", "VBEsat", "IE = 2 A", "", "", "1.3", "V")),
+        ), titles=("Absolute maximum ratings", "Electrical characteristics")),
+        request="Maximum emitter current", unit="A", expected=Expected(max=6, unit="A"),
+    ),
 )

@@ -375,6 +375,21 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     return any(_assignments_agree(item, haystack) is False for item in query.conditions)
 
 
+def restates_condition(query: Query, cand: Candidate) -> bool:
+    """Whether the value is a requested condition printed as an assignment ("IC = 100 mA; DC current gain" for a
+    gain requested at "IC = 100 mA"): the quantity the request holds fixed, not the one it asks for."""
+    if not cand.assignment or cand.typical is None:
+        return False
+    value = cand.typical * (cand.unit.factor if cand.unit else 1.0)
+
+    def same(a: float, b: float) -> bool:
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+
+    printed = {(name, v) for name, v in _assignments(cand.line_text or cand.context) if same(v, value)}
+    return any((name, v) in printed or any(n == name and same(p, v) for n, p in printed)
+               for item in [*query.conditions, *query.qualifiers] for name, v in _assignments(item))
+
+
 def conditions_score(query: Query, cand: Candidate) -> float | None:
     items = query.conditions + query.qualifiers
     if not items:
@@ -390,7 +405,7 @@ def conditions_score(query: Query, cand: Candidate) -> float | None:
 
 def score(query: Query, cand: Candidate) -> Scored | None:
     name = name_score(query, cand)
-    if name < MIN_NAME or contradicts_conditions(query, cand):
+    if name < MIN_NAME or contradicts_conditions(query, cand) or restates_condition(query, cand):
         return None
     notes: list[str] = []
     total = name
@@ -412,8 +427,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total -= 0.04
     if query.wants_abs_max:
         total += 0.15 if cand.abs_max else -0.5
-    elif cand.abs_max:
-        total -= 0.2
+    elif cand.abs_max and query.wants_field != "max":
+        total -= 0.2  # an absolute maximum rating is a maximum, so "Maximum collector current" may mean it
     if not cand.aligned:
         total -= 0.1
         notes.append("multi-line cell: values paired with conditions by line order")

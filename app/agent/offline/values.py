@@ -200,6 +200,10 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
         return None  # "BC807-25", "LM1117-3.3": a dash glued to a part number starts its suffix, not a sign
     if re.search(r"[A-Za-z]\w*(?:[+\-−–]|\s+[+\-−–]\s+)$", text[:match.start("a")]):
         return None
+    if unit_a is None and text[start - 1:start] == "[" and text[end:end + 1] == "]":
+        return None  # "[1]": a reference to a note
+    if unit_a is None and re.match(r"\s*:(?!\d)", text[end:]) and re.search(r"[A-Za-z]\s*$", text[:start]):
+        return None  # "Selection -25:", "Step 3:": a number ending a heading names a group, it states no value
     return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
                    text=match.group(0), numbers=[groups["a"]])
 

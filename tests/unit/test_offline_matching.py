@@ -1,0 +1,39 @@
+"""How the offline reader tells a value from a label, and a requested condition from a row measured at another."""
+
+from __future__ import annotations
+
+from app.agent.offline.reader import item_score
+from app.agent.offline.synonyms import compact, content_tokens
+from app.agent.offline.values import latin_lookalikes, read_values
+
+
+def _singles(text: str) -> list[float | None]:
+    return [r.typical for r in read_values(text) if r.kind == "single"]
+
+
+def test_a_bracketed_note_number_is_no_value() -> None:
+    assert _singles("[2] VCE = 3 V") == [3.0]
+
+
+def test_a_number_ending_a_heading_is_no_value_but_a_ratio_or_a_labelled_value_is() -> None:
+    assert _singles("Selection -16: gain versus current") == []
+    assert _singles("Gain: 35") == [35.0]
+    assert _singles("Mix 1:4") == [1.0, 4.0]
+
+
+def test_cyrillic_letters_in_a_unit_read_as_the_latin_ones() -> None:
+    assert latin_lookalikes("-20 ~ +70 °\u0421") == "-20 ~ +70 °C"
+    (reading,) = read_values("-20 ~ +70 °\u0421")
+    assert (reading.min, reading.max, reading.unit.canonical if reading.unit else None) == (-20, 70, "degC")
+
+
+def _condition(item: str, row: str) -> float:
+    return item_score(item, compact(row), content_tokens(row), row)
+
+
+def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
+    assert _condition("0 dBm level", "3 0 dBm level 14.5 mA") == 1.0
+    # Its digits inside other numbers ("-8", "10.0") are not it.
+    assert _condition("0 dBm level", "2 -8 dBm level 10.0 mA") < 0.5
+    # The same quantity in other units still meets it.
+    assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
