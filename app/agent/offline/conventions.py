@@ -348,4 +348,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         ), titles=("Absolute maximum ratings", "Electrical characteristics")),
         request="Maximum emitter current", unit="A", expected=Expected(max=6, unit="A"),
     ),
+    Convention(
+        name="a terminal's polarity picks the row",
+        reading="rows told apart by the polarity of terminals ('T2(+), G(-)', a thyristor's quadrants) measure "
+                "different operating points: the requested polarity picks its row, another polarity never answers",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Gate trigger current", "IGT", "T2(+), G(+)", "", "", "4.0", "mA"),
+            ("Gate trigger current", "IGT", "T2(+), G(-)", "", "", "4.5", "mA"),
+            ("Gate trigger current", "IGT", "T2(-), G(-)", "", "", "6.5", "mA"),
+        ),)),
+        request="Gate trigger current", conditions=("T2(-), G(-)",), unit="mA", expected=Expected(max=6.5, unit="mA"),
+    ),
 )

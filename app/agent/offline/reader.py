@@ -372,7 +372,24 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     if cand.source != "line":
         # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column.
         haystack = f"{haystack} {cand.line_text}"
-    return any(_assignments_agree(item, haystack) is False for item in query.conditions)
+    return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
+               for item in query.conditions)
+
+
+_POLARITY = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,5})\s*\(\s*([+\-−–])\s*\)")
+
+
+def _polarity_differs(item: str, haystack: str) -> bool:
+    """'MT2(−), G(+)' asked for, 'MT2(+), G(+)' printed: a terminal set to the other polarity (a triac's quadrant,
+    a supply's rail) is another operating point."""
+    printed: dict[str, set[str]] = {}
+    for name, sign in _POLARITY.findall(haystack):
+        printed.setdefault(fold(name), set()).add("-" if sign in "-−–" else "+")
+    for name, sign in _POLARITY.findall(item):
+        signs = printed.get(fold(name))
+        if signs and ("-" if sign in "-−–" else "+") not in signs:
+            return True
+    return False
 
 
 def restates_condition(query: Query, cand: Candidate) -> bool:
@@ -425,6 +442,9 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total += 0.45 * cond - 0.2
     elif cand.extra_conditions.strip():
         total -= 0.04
+    if _derived_quantity(query, cand):
+        total -= 0.15
+        notes.append("the row names a change of the quantity, not the quantity")
     if query.wants_abs_max:
         total += 0.15 if cand.abs_max else -0.5
     elif cand.abs_max and query.wants_field != "max":
@@ -465,6 +485,19 @@ def score(query: Query, cand: Candidate) -> Scored | None:
 
 
 _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+# Words that turn a quantity into another one derived from it: "Reference voltage deviation over temperature" is
+# how much the reference voltage moves, not the reference voltage.
+_DERIVED_WORDS = ("deviation", "drift", "change", "variation", "regulation", "coefficient", "coeff", "tempco",
+                  "ratio", "rejection", "hysteresis", "mismatch")
+
+
+def _derived_quantity(query: Query, cand: Candidate) -> bool:
+    """Whether the label adds a word that makes it a quantity derived from the requested one."""
+    wanted = {t for phrase in query.phrases for t in content_tokens(phrase)}
+    return any(t.startswith(_DERIVED_WORDS) and not any(_token_match(t, w) for w in wanted)
+               for t in _label_tokens(cand.label))
 
 
 def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
@@ -617,9 +650,11 @@ def decide(query: Query, evidence: Evidence) -> Decision:
     best = scored[0]
     others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
     tied = [s for s in others if s.total > best.total - TIE and not _one_line(best.candidate, s.candidate)]
-    if tied and _names_in_own_label(query, best.candidate) and not any(
-            _names_in_own_label(query, s.candidate) for s in tied):
-        tied = []  # only the best names the requested condition in its own label (its sub-row or column)
+    named = only_one_names_condition(query, [best, *tied]) if tied else None
+    if named is not None:
+        best, tied = named, []
+        scored = [best, *(s for s in scored if s is not best)]
+        others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
     if tied and best.total >= MIN_TOTAL and not _first_of_siblings(query, best, tied):
         rival = tied[0].candidate
         return Decision(None, 0.0, None, scored[:3],
@@ -700,6 +735,13 @@ def _one_line(a: Candidate, b: Candidate) -> bool:
     """Two values of one text line ("Fast: 42 Hz, Slow: 9 Hz"): the words before each already told them apart
     as far as the line can."""
     return a.source == b.source == "line" and a.page == b.page and a.line_text == b.line_text
+
+
+def only_one_names_condition(query: Query, readings: list[Scored]) -> Scored | None:
+    """Of readings that match the request equally well, the only one whose own label (its sub-row or column) names
+    a requested condition, if exactly one does."""
+    naming = [s for s in readings if _names_in_own_label(query, s.candidate)]
+    return naming[0] if len(naming) == 1 else None
 
 
 def _names_in_own_label(query: Query, cand: Candidate) -> bool:
