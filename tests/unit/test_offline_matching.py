@@ -10,6 +10,7 @@ from app.agent.offline.reader import (
     item_score,
     only_one_names_condition,
 )
+from app.agent.offline.rows import quantity_heading
 from app.agent.offline.synonyms import compact, content_tokens, parse_request
 from app.agent.offline.values import latin_lookalikes, read_values
 
@@ -72,3 +73,10 @@ def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
     assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current")
+
+
+def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> None:
+    assert quantity_heading("THERMAL RESISTANCE RATINGS") == "THERMAL RESISTANCE"
+    assert quantity_heading("Electrical Characteristics") == ""
+    assert quantity_heading("Absolute Maximum Ratings") == ""
+    assert quantity_heading("Output stage") == ""  # no section word: a heading, not a quantity's table

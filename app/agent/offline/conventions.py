@@ -360,4 +360,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Gate trigger current", conditions=("T2(-), G(-)",), unit="mA", expected=Expected(max=6.5, unit="mA"),
     ),
+    Convention(
+        name="a table titled by the quantity names it for every row",
+        reading="under a title naming a quantity ('Thermal resistance ratings'), rows say only which one "
+                "('Maximum Junction-to-Case RthJC', the name and symbol in one merged first column): the title and "
+                "the row together name the parameter",
+        page=Page(tables=((
+            ("PARAMETER SYMBOL", "TYP.", "MAX.", "UNIT"),
+            ("Maximum Junction-to-Ambient RthJA", "-", "62", "°C/W"),
+            ("Case-to-Sink, Greased Surface RthCS", "0.35", "-", "°C/W"),
+            ("Maximum Junction-to-Case (Drain) RthJC", "-", "1.7", "°C/W"),
+        ),), titles=("THERMAL RESISTANCE RATINGS",)),
+        request="Junction-to-case thermal resistance", unit="degC/W", expected=Expected(max=1.7, unit="degC/W"),
+    ),
 )

@@ -133,6 +133,9 @@ def name_score(query: Query, cand: Candidate) -> float:
     best = label_score(query, cand, f"{cand.label} {cand.symbol}")
     for alt in cand.alt_labels:
         best = max(best, 0.85 * label_score(query, cand, f"{alt} {cand.label} {cand.symbol}"))
+    if cand.heading:
+        # "Thermal resistance ratings | Junction-to-case RthJC": the title names the quantity, the row which one.
+        best = max(best, 0.85 * label_score(query, cand, f"{cand.heading} {cand.label} {cand.symbol}"))
     if best < MIN_NAME and cand.symbol_named and cand.symbol.upper() in {s.upper() for s in query.all_symbols}:
         # Columns headed by the parameter's conventional symbol alone ("Iv (mcd)"): named, but less surely.
         best = SYMBOL_ONLY_NAME
@@ -615,7 +618,7 @@ def _could_name(query_prefixes: frozenset[str], cand: Candidate) -> bool:
     MIN_NAME (every kind of token match, typo-tolerant ones included, keeps the first three letters)."""
     found = _PREFIXES.get(cand)
     if found is None:
-        found = frozenset(_prefixes(" ".join([cand.label, cand.symbol, *cand.alt_labels])))
+        found = frozenset(_prefixes(" ".join([cand.label, cand.symbol, cand.heading, *cand.alt_labels])))
         _PREFIXES[cand] = found
     return not query_prefixes.isdisjoint(found)
 

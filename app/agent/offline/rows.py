@@ -145,6 +145,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
             cand.context = " ".join([cand.context, notes])
             _typical_by_note(cand, notes)
         return found, model
+    heading = quantity_heading(table.title) or quantity_heading(table.caption)
     model_rows = list(model.rows)
     data = []
     for k, row in enumerate(model_rows):
@@ -176,6 +177,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                                      abs_max, labels[k] or (row.name if row.is_sub_row else None)))
         for cand in found:
             cand.grades = grades[k]
+            cand.heading = heading
             if cand is not limit:  # the limit candidate's context holds the notes already
                 cand.context = " ".join([cand.context, *row.notes])
             _typical_by_note(cand, " ".join(row.notes))
@@ -183,10 +185,24 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
     return candidates, model
 
 
+_SECTION_WORDS = re.compile(r"\b(?:ratings?|characteristics?|specifications?|electrical|absolute|maximum|"
+                            r"recommended|operating|conditions?|data|parameters?|typical|values?)\b", re.IGNORECASE)
+
+
+def quantity_heading(title: str) -> str:
+    """The quantity a table's title names for all its rows ("THERMAL RESISTANCE RATINGS" -> "THERMAL RESISTANCE"),
+    or "" for a title that only names the section ("Electrical Characteristics", "Absolute maximum ratings")."""
+    if not title or len(title) > 60 or re.search(r"[=\d]", title):
+        return ""
+    words = _SECTION_WORDS.sub(" ", title).split()
+    return " ".join(words) if words and len(words) < len(title.split()) else ""
+
+
 def _names_in_first_column(roles: ColumnRoles, row: ModelRow) -> bool:
-    """A table without a Parameter column whose first column, headed like a value or conditions column
-    ("Rating", "Condition"), holds words while a later column holds the values: the first column names the rows."""
-    if not roles.roles or roles.columns(Role.PARAMETER) or roles.roles[0] not in (Role.VALUE, Role.CONDITIONS):
+    """A table without a Parameter column whose first column, headed like a value or conditions column ("Rating",
+    "Condition") or by no role ("PARAMETER SYMBOL" merged into one cell), holds words while a later column holds
+    the values: the first column names the rows."""
+    if not roles.roles or roles.columns(Role.PARAMETER) or roles.roles[0] not in (Role.VALUE, Role.CONDITIONS, None):
         return False
     if row.name or row.is_sub_row or not row.cells or not re.match(r"[A-Za-z]", row.cells[0].strip()):
         return False
