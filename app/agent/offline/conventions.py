@@ -373,4 +373,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("THERMAL RESISTANCE RATINGS",)),
         request="Junction-to-case thermal resistance", unit="degC/W", expected=Expected(max=1.7, unit="degC/W"),
     ),
+    Convention(
+        name="a section row names what the rows under it are about",
+        reading="a row holding only a heading ('COMPARATOR') opens a section whose rows name only the quantity "
+                "('Gain'): the heading and the row together name the parameter ('Comparator gain')",
+        page=Page(tables=((
+            ("Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+            ("COMPARATOR", "", "", "", "", ""),
+            ("Offset Voltage", "IREF = 1 mA", "", "4", "12", "mV"),
+            ("Gain (dIO/dVIN)", "IREF = 1 mA, IO = 5 mA", "2", "6", "", "mA/mV"),
+            ("OUTPUT STAGE", "", "", "", "", ""),
+            ("Leakage Current", "VO = 10 V", "", "0.2", "9", "uA"),
+        ),), titles=("Electrical characteristics",)),
+        request="Comparator gain", unit="mA/mV", expected=Expected(min=2, typical=6, unit="mA/mV"),
+    ),
 )

@@ -177,7 +177,8 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                                      abs_max, labels[k] or (row.name if row.is_sub_row else None)))
         for cand in found:
             cand.grades = grades[k]
-            cand.heading = heading
+            # A section row ("COMPARATOR", "Power Stage") names what the rows under it are about.
+            cand.heading = " ".join(p for p in (heading, row.section) if p)
             if cand is not limit:  # the limit candidate's context holds the notes already
                 cand.context = " ".join([cand.context, *row.notes])
             _typical_by_note(cand, " ".join(row.notes))
