@@ -371,7 +371,7 @@ def _condition_rows(rows: list[tuple[list[str], list[str | None]]], labels: list
             if head_name and _ASSIGNMENT_START.match(name) and result[n] is None:
                 result[n] = head_name
             elif head_name and _only_parts(name) and result[n] is None:
-                # "TL100C, TL100AC" under "Operating range TL100I, TL100AI": the name above, for other parts.
+                # "QX12C, QX12AC" under "Operating range QX12I, QX12AI": the name above, for other parts.
                 result[n] = " ".join(_PART_NUMBER.sub(" ", head_name).replace(",", " ").split())
             continue
         # The whole name cell, conditions included, so that both rows name the quantity equally well and only
