@@ -81,6 +81,7 @@ class Candidate:
     symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")
     ambiguity: str | None = None  # why this row's values cannot be assigned to fields (then it has none)
+    heading: str = ""  # the quantity a table's title names for all its rows ("Thermal resistance ratings")
 
     def values(self) -> tuple[float | None, float | None, float | None]:
         return self.min, self.typical, self.max

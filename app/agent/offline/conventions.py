@@ -259,4 +259,132 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Idle draw", unit="uA", decline_mentions="value columns",
     ),
+    Convention(
+        name="a unit printed with look-alike letters",
+        reading="a text layer may print a unit with Cyrillic or Greek capitals that look like Latin ones ('°С' with a "
+                "Cyrillic Es): the unit is the one the letters show",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Max", "Unit"),
+            ("Case temperature", "TC", "-25", "+95", "°\u0421"),
+            ("Lead temperature", "TL", "", "240", "°\u0421"),
+        ),)),
+        request="Case temperature", unit="degC", expected=Expected(min=-25, max=95, unit="degC"),
+    ),
+    Convention(
+        name="a first column headed 'Rating' names the rows",
+        reading="in a ratings table laid out 'Rating | Symbol | Value | Unit' (or 'Condition | Symbol | Min | Max') "
+                "the first column's header reads like a value or conditions column, but its cells are the rows' names",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Bias pin voltage", "VB", "18", "V"),
+            ("Clamp Current Range, Continuous", "ICL", "-30 to +60", "mA"),
+            ("Sense Input Current Range, Continuous", "ISN", "-0.2 to +4", "mA"),
+        ),), titles=("Maximum ratings",)),
+        request="Continuous clamp current range", unit="mA", expected=Expected(min=-30, max=60, unit="mA"),
+    ),
+    Convention(
+        name="a row naming only other parts continues the name above",
+        reading="a row whose name cell lists part numbers alone ('QXR210C, QXR210AC'), under a row of the same symbol "
+                "that names the parameter for other parts, gives that parameter for the parts it lists",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Operating Ambient Temperature Range QXR210I, QXR210AI", "TA", "-40 to +85", "°C"),
+            ("QXR210C, QXR210AC", "TA", "0 to +70", "°C"),
+            ("Storage Temperature Range", "Tstg", "-55 to +150", "°C"),
+        ),), titles=("Maximum ratings",)),
+        request="Operating ambient temperature range", conditions=("QXR210C",), unit="degC",
+        expected=Expected(min=0, max=70, unit="degC"),
+    ),
+    Convention(
+        name="a unit run into the conditions cell",
+        reading="a row whose unit cell is empty while its conditions cell starts with a unit ('mV/°C VDS = VGS, ...'): "
+                "the text layer ran the unit into the next column, and the leading unit is the row's",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit", "Conditions"),
+            ("Trip Voltage", "VTR", "2.1", "2.6", "3.1", "V", "ID = 1 mA"),
+            ("Trip Voltage temp. coefficient", "dVTR/dT", "", "-4.3", "", "", "mV/°C VDS = VGS, ID = 1 mA"),
+        ),)),
+        request="Trip voltage temperature coefficient", unit="mV/degC",
+        expected=Expected(typical=-4.3, unit="mV/degC"),
+    ),
+    Convention(
+        name="a requested quantity picks the row that prints it",
+        reading="a condition stated as a number with its unit ('0 dBm') is met only by a row printing that quantity, "
+                "not by one whose other numbers happen to share its digits ('-8 dBm | 10.0 mA')",
+        page=Page(tables=((
+            ("Register setting", "Transmit level", "Supply draw"),
+            ("3", "0 dBm", "14.2 mA"),
+            ("2", "-8 dBm", "10.0 mA"),
+            ("1", "-16 dBm", "8.5 mA"),
+        ),), titles=("Transmit level adjustment",)),
+        request="Supply draw", conditions=("0 dBm transmit level",), unit="mA",
+        expected=Expected(typical=14.2, unit="mA"),
+    ),
+    Convention(
+        name="a number ending a heading names a group",
+        reading="'Current gain selection -40:' titles what follows (a figure, a grade's curves): the number before the "
+                "colon names the group, it is no value of the parameter",
+        page=Page(prose=("QX88 switching transistors", "Current gain selection -40:", "Current gain selection -25:")),
+        request="Current gain selection", decline_mentions="no table row or text line",
+    ),
+    Convention(
+        name="a requested condition printed as an assignment is no answer",
+        reading="'IC = 150 mA; VCE = 2 V' beside the parameter's name states the conditions the request holds fixed; "
+                "its numbers are those conditions, not the parameter's value",
+        page=Page(prose=("QX88 switching transistors", "IC = 150 mA; VCE = 2 V current gain")),
+        request="Current gain", conditions=("IC = 150 mA; VCE = 2 V",), decline_mentions="no table row or text line",
+    ),
+    Convention(
+        name="a maximum asked for may be the absolute maximum rating",
+        reading="'Maximum emitter current' asks for the largest emitter current the part takes: the absolute maximum "
+                "rating of that name answers it, not a characteristic that only shares its words",
+        page=Page(tables=(
+            (("Parameter", "Symbol", "Value", "Unit"),
+             ("Emitter current", "IE", "6", "A"),
+             ("Emitter-base voltage", "VEBO", "5", "V")),
+            (("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+             ("Emitter cut-off current", "IEBO", "VEB = 5 V", "", "", "0.2", "mA"),
+             ("Emitter-base saturation voltage", "VBEsat", "IE = 2 A", "", "", "1.3", "V")),
+        ), titles=("Absolute maximum ratings", "Electrical characteristics")),
+        request="Maximum emitter current", unit="A", expected=Expected(max=6, unit="A"),
+    ),
+    Convention(
+        name="a terminal's polarity picks the row",
+        reading="rows told apart by the polarity of terminals ('T2(+), G(-)', a thyristor's quadrants) measure "
+                "different operating points: the requested polarity picks its row, another polarity never answers",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Gate trigger current", "IGT", "T2(+), G(+)", "", "", "4.0", "mA"),
+            ("Gate trigger current", "IGT", "T2(+), G(-)", "", "", "4.5", "mA"),
+            ("Gate trigger current", "IGT", "T2(-), G(-)", "", "", "6.5", "mA"),
+        ),)),
+        request="Gate trigger current", conditions=("T2(-), G(-)",), unit="mA", expected=Expected(max=6.5, unit="mA"),
+    ),
+    Convention(
+        name="a table titled by the quantity names it for every row",
+        reading="under a title naming a quantity ('Thermal resistance ratings'), rows say only which one "
+                "('Maximum Junction-to-Case RthJC', the name and symbol in one merged first column): the title and "
+                "the row together name the parameter",
+        page=Page(tables=((
+            ("PARAMETER SYMBOL", "TYP.", "MAX.", "UNIT"),
+            ("Maximum Junction-to-Ambient RthJA", "-", "62", "°C/W"),
+            ("Case-to-Sink, Greased Surface RthCS", "0.35", "-", "°C/W"),
+            ("Maximum Junction-to-Case (Drain) RthJC", "-", "1.7", "°C/W"),
+        ),), titles=("THERMAL RESISTANCE RATINGS",)),
+        request="Junction-to-case thermal resistance", unit="degC/W", expected=Expected(max=1.7, unit="degC/W"),
+    ),
+    Convention(
+        name="a section row names what the rows under it are about",
+        reading="a row holding only a heading ('COMPARATOR') opens a section whose rows name only the quantity "
+                "('Gain'): the heading and the row together name the parameter ('Comparator gain')",
+        page=Page(tables=((
+            ("Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+            ("COMPARATOR", "", "", "", "", ""),
+            ("Offset Voltage", "IREF = 1 mA", "", "4", "12", "mV"),
+            ("Gain (dIO/dVIN)", "IREF = 1 mA, IO = 5 mA", "2", "6", "", "mA/mV"),
+            ("OUTPUT STAGE", "", "", "", "", ""),
+            ("Leakage Current", "VO = 10 V", "", "0.2", "9", "uA"),
+        ),), titles=("Electrical characteristics",)),
+        request="Comparator gain", unit="mA/mV", expected=Expected(min=2, typical=6, unit="mA/mV"),
+    ),
 )

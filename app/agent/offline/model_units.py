@@ -34,6 +34,14 @@ def reader_unit(cell: UnitCell | None) -> Unit | None:
     return Unit(cell.canonical, cell.dimension or f"unit:{cell.canonical}", cell.factor or 1.0)
 
 
+def modelled_unit(text: str) -> Unit | None:
+    """A unit the reader's vocabulary lacks but pint models ("mV/°C", "V/degC"): known by its dimension."""
+    cell = parse_unit_cell(text)
+    if cell is None or cell.dimension is None:
+        return None
+    return reader_unit(cell)
+
+
 def unit_after_number(text: str) -> tuple[Unit | None, str | None, int]:
     """A unit symbol pint knows printed right after a number in prose ("1200 hPa"): the unit, its text, and how
     many characters of ``text`` it takes (0 when there is none)."""

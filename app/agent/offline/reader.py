@@ -133,6 +133,9 @@ def name_score(query: Query, cand: Candidate) -> float:
     best = label_score(query, cand, f"{cand.label} {cand.symbol}")
     for alt in cand.alt_labels:
         best = max(best, 0.85 * label_score(query, cand, f"{alt} {cand.label} {cand.symbol}"))
+    if cand.heading:
+        # "Thermal resistance ratings | Junction-to-case RthJC": the title names the quantity, the row which one.
+        best = max(best, 0.85 * label_score(query, cand, f"{cand.heading} {cand.label} {cand.symbol}"))
     if best < MIN_NAME and cand.symbol_named and cand.symbol.upper() in {s.upper() for s in query.all_symbols}:
         # Columns headed by the parameter's conventional symbol alone ("Iv (mcd)"): named, but less surely.
         best = SYMBOL_ONLY_NAME
@@ -328,7 +331,38 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
         coverage *= 0.3
+    elif haystack and _quantities_missing(item, haystack):
+        # "0 dBm" is not printed in a row that says "-6 dBm" or "9.0 mA", though its digits are.
+        coverage *= 0.3
     return coverage
+
+
+_QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
+                       r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
+
+
+@lru_cache(maxsize=50_000)
+def _quantities(text: str) -> tuple[tuple[float, str], ...]:
+    """Every number printed with a unit the reader knows ("-6 dBm", "800mA"), as (value in SI, dimension)."""
+    found = []
+    for sign, number, unit_text in _QUANTITY.findall(text):
+        unit = parse_unit(unit_text)
+        if unit is None:
+            continue
+        value = float(number.replace(",", ".")) * unit.factor
+        found.append((-value if sign in "-−–" and sign else value, unit.dimension))
+    return tuple(found)
+
+
+def _quantities_missing(item: str, haystack: str) -> bool:
+    """Whether a quantity the condition states (a number with its unit) is printed nowhere in the haystack, while
+    the haystack prints other quantities of that dimension: then the row is measured at another value."""
+    printed = _quantities(haystack)
+    for value, dimension in _quantities(item):
+        same_kind = [v for v, d in printed if d == dimension]
+        if same_kind and not any(abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) for v in same_kind):
+            return True
+    return False
 
 
 def contradicts_conditions(query: Query, cand: Candidate) -> bool:
@@ -338,7 +372,42 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     # another row.
     own = cand.own_label if cand.own_label is not None else cand.label
     haystack = f"{own} {cand.extra_conditions}"
-    return any(_assignments_agree(item, haystack) is False for item in query.conditions)
+    if cand.source != "line":
+        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column.
+        haystack = f"{haystack} {cand.line_text}"
+    return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
+               for item in query.conditions)
+
+
+_POLARITY = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,5})\s*\(\s*([+\-−–])\s*\)")
+
+
+def _polarity_differs(item: str, haystack: str) -> bool:
+    """'MT2(−), G(+)' asked for, 'MT2(+), G(+)' printed: a terminal set to the other polarity (a triac's quadrant,
+    a supply's rail) is another operating point."""
+    printed: dict[str, set[str]] = {}
+    for name, sign in _POLARITY.findall(haystack):
+        printed.setdefault(fold(name), set()).add("-" if sign in "-−–" else "+")
+    for name, sign in _POLARITY.findall(item):
+        signs = printed.get(fold(name))
+        if signs and ("-" if sign in "-−–" else "+") not in signs:
+            return True
+    return False
+
+
+def restates_condition(query: Query, cand: Candidate) -> bool:
+    """Whether the value is a requested condition printed as an assignment ("IC = 100 mA; DC current gain" for a
+    gain requested at "IC = 100 mA"): the quantity the request holds fixed, not the one it asks for."""
+    if not cand.assignment or cand.typical is None:
+        return False
+    value = cand.typical * (cand.unit.factor if cand.unit else 1.0)
+
+    def same(a: float, b: float) -> bool:
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+
+    printed = {(name, v) for name, v in _assignments(cand.line_text or cand.context) if same(v, value)}
+    return any((name, v) in printed or any(n == name and same(p, v) for n, p in printed)
+               for item in [*query.conditions, *query.qualifiers] for name, v in _assignments(item))
 
 
 def conditions_score(query: Query, cand: Candidate) -> float | None:
@@ -356,7 +425,7 @@ def conditions_score(query: Query, cand: Candidate) -> float | None:
 
 def score(query: Query, cand: Candidate) -> Scored | None:
     name = name_score(query, cand)
-    if name < MIN_NAME or contradicts_conditions(query, cand):
+    if name < MIN_NAME or contradicts_conditions(query, cand) or restates_condition(query, cand):
         return None
     notes: list[str] = []
     total = name
@@ -365,7 +434,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         if cand.unit is None:
             total -= 0.3
             notes.append("no unit printed with the value")
-        elif cand.unit.dimension not in dims:
+        elif cand.unit.dimension not in dims and not _coefficient_per_degree(dims, cand.unit.dimension):
             return None
         else:
             total += 0.1
@@ -376,10 +445,13 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total += 0.45 * cond - 0.2
     elif cand.extra_conditions.strip():
         total -= 0.04
+    if _derived_quantity(query, cand):
+        total -= 0.15
+        notes.append("the row names a change of the quantity, not the quantity")
     if query.wants_abs_max:
         total += 0.15 if cand.abs_max else -0.5
-    elif cand.abs_max:
-        total -= 0.2
+    elif cand.abs_max and query.wants_field != "max":
+        total -= 0.2  # an absolute maximum rating is a maximum, so "Maximum collector current" may mean it
     if not cand.aligned:
         total -= 0.1
         notes.append("multi-line cell: values paired with conditions by line order")
@@ -416,6 +488,25 @@ def score(query: Query, cand: Candidate) -> Scored | None:
 
 
 _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+
+
+# Words that turn a quantity into another one derived from it: "Reference voltage deviation over temperature" is
+# how much the reference voltage moves, not the reference voltage.
+_DERIVED_WORDS = ("deviation", "drift", "change", "variation", "regulation", "coefficient", "coeff", "tempco",
+                  "ratio", "rejection", "hysteresis", "mismatch")
+
+
+def _derived_quantity(query: Query, cand: Candidate) -> bool:
+    """Whether the label adds a word that makes it a quantity derived from the requested one."""
+    wanted = {t for phrase in query.phrases for t in content_tokens(phrase)}
+    return any(t.startswith(_DERIVED_WORDS) and not any(_token_match(t, w) for w in wanted)
+               for t in _label_tokens(cand.label))
+
+
+def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
+    """A temperature coefficient is printed relative ("ppm/°C", "%/°C") or absolute ("mV/°C", "nA/K"): any
+    quantity per degree is one."""
+    return "tempco" in dims and dimension.endswith("/ [temperature]")
 
 
 def _names_a_part(query: Query) -> bool:
@@ -527,7 +618,7 @@ def _could_name(query_prefixes: frozenset[str], cand: Candidate) -> bool:
     MIN_NAME (every kind of token match, typo-tolerant ones included, keeps the first three letters)."""
     found = _PREFIXES.get(cand)
     if found is None:
-        found = frozenset(_prefixes(" ".join([cand.label, cand.symbol, *cand.alt_labels])))
+        found = frozenset(_prefixes(" ".join([cand.label, cand.symbol, cand.heading, *cand.alt_labels])))
         _PREFIXES[cand] = found
     return not query_prefixes.isdisjoint(found)
 
@@ -562,9 +653,11 @@ def decide(query: Query, evidence: Evidence) -> Decision:
     best = scored[0]
     others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
     tied = [s for s in others if s.total > best.total - TIE and not _one_line(best.candidate, s.candidate)]
-    if tied and _names_in_own_label(query, best.candidate) and not any(
-            _names_in_own_label(query, s.candidate) for s in tied):
-        tied = []  # only the best names the requested condition in its own label (its sub-row or column)
+    named = only_one_names_condition(query, [best, *tied]) if tied else None
+    if named is not None:
+        best, tied = named, []
+        scored = [best, *(s for s in scored if s is not best)]
+        others = [s for s in scored[1:] if s.candidate.signature() != best.candidate.signature()]
     if tied and best.total >= MIN_TOTAL and not _first_of_siblings(query, best, tied):
         rival = tied[0].candidate
         return Decision(None, 0.0, None, scored[:3],
@@ -645,6 +738,13 @@ def _one_line(a: Candidate, b: Candidate) -> bool:
     """Two values of one text line ("Fast: 42 Hz, Slow: 9 Hz"): the words before each already told them apart
     as far as the line can."""
     return a.source == b.source == "line" and a.page == b.page and a.line_text == b.line_text
+
+
+def only_one_names_condition(query: Query, readings: list[Scored]) -> Scored | None:
+    """Of readings that match the request equally well, the only one whose own label (its sub-row or column) names
+    a requested condition, if exactly one does."""
+    naming = [s for s in readings if _names_in_own_label(query, s.candidate)]
+    return naming[0] if len(naming) == 1 else None
 
 
 def _names_in_own_label(query: Query, cand: Candidate) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.agent.offline.candidates import (
     ABS_MAX_TITLE,
@@ -25,8 +25,8 @@ from app.agent.offline.candidates import (
     limit_in_parentheses,
     limit_leading,
 )
-from app.agent.offline.model_units import reader_unit
-from app.agent.offline.values import Reading, parse_number, read_values
+from app.agent.offline.model_units import modelled_unit, reader_unit
+from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
 from app.documents.table_model import (
     LIMIT_ROLES,
     ColumnRoles,
@@ -51,7 +51,7 @@ class Table:
 
 
 def _clean_cell(cell: str) -> str:
-    text = cell.replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
+    text = latin_lookalikes(cell).replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
     text = re.sub(r"\*\*|__|(?<![A-Za-z0-9])_(?=\S)|(?<=\S)_(?![A-Za-z0-9])", "", text)
     text = re.sub(r"^Col\d+$", "", text.strip())
     text = re.sub(r"(\d) \.(\d)", r"\1.\2", text)  # "2 .7V": a text-layer split inside a number
@@ -103,6 +103,19 @@ def _unit_from_header(text: str) -> tuple[Unit | None, str | None]:
     return None, None
 
 
+_LEADING_UNIT = re.compile(r"^\s*([^\s\d,;=][^\s,;=]{0,9})\s+\S")
+
+
+def _unit_leading_conditions(conditions: str) -> tuple[Unit | None, str | None]:
+    """"mV/°C VCE = VGE, IC = 1 mA" in the conditions cell of a row whose unit cell is empty: the text layer ran
+    the unit into the next column, so the leading unit token is the row's unit."""
+    match = _LEADING_UNIT.match(conditions)
+    if match is None or "=" not in conditions[match.end(1):]:
+        return None, None
+    unit = parse_unit(match.group(1)) or modelled_unit(match.group(1))  # not "VCE = VGE": a quantity
+    return (unit, match.group(1)) if unit is not None else (None, None)
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
@@ -132,13 +145,24 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
             cand.context = " ".join([cand.context, notes])
             _typical_by_note(cand, notes)
         return found, model
-    data = [(list(row.cells), _role_names(model.row_roles[k])) for k, row in enumerate(model.rows)]
+    heading = quantity_heading(table.title) or quantity_heading(table.caption)
+    model_rows = list(model.rows)
+    data = []
+    for k, row in enumerate(model_rows):
+        names = _role_names(model.row_roles[k])
+        if _names_in_first_column(model.row_roles[k], row):
+            # "Rating | Symbol | Value | Unit": the first column's header reads as a value or conditions column,
+            # but its cells are the rows' names.
+            names = ["parameter", *names[1:]]
+            model_rows[k] = replace(row, name=row.cells[0].split("\n")[0].strip(),
+                                    conditions=row.conditions.replace(row.cells[0], "").strip())
+        data.append((list(row.cells), names))
     labels = _wrapped_labels(data)
     labels = _condition_rows(data, labels)
     grades = _grade_rows(data)
     unit_columns = _unit_like_columns([cells for cells, _ in data]) if data else set()
     candidates: list[Candidate] = []
-    for k, row in enumerate(model.rows):
+    for k, row in enumerate(model_rows):
         roles = model.row_roles[k]
         names = data[k][1]
         column_labels = [[label] if label else [] for label in roles.labels] or [[] for _ in names]
@@ -153,11 +177,38 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                                      abs_max, labels[k] or (row.name if row.is_sub_row else None)))
         for cand in found:
             cand.grades = grades[k]
+            # A section row ("COMPARATOR", "Power Stage") names what the rows under it are about.
+            cand.heading = " ".join(p for p in (heading, row.section) if p)
             if cand is not limit:  # the limit candidate's context holds the notes already
                 cand.context = " ".join([cand.context, *row.notes])
             _typical_by_note(cand, " ".join(row.notes))
         candidates.extend(found)
     return candidates, model
+
+
+_SECTION_WORDS = re.compile(r"\b(?:ratings?|characteristics?|specifications?|electrical|absolute|maximum|"
+                            r"recommended|operating|conditions?|data|parameters?|typical|values?)\b", re.IGNORECASE)
+
+
+def quantity_heading(title: str) -> str:
+    """The quantity a table's title names for all its rows ("THERMAL RESISTANCE RATINGS" -> "THERMAL RESISTANCE"),
+    or "" for a title that only names the section ("Electrical Characteristics", "Absolute maximum ratings")."""
+    if not title or len(title) > 60 or re.search(r"[=\d]", title):
+        return ""
+    words = _SECTION_WORDS.sub(" ", title).split()
+    return " ".join(words) if words and len(words) < len(title.split()) else ""
+
+
+def _names_in_first_column(roles: ColumnRoles, row: ModelRow) -> bool:
+    """A table without a Parameter column whose first column, headed like a value or conditions column ("Rating",
+    "Condition") or by no role ("PARAMETER SYMBOL" merged into one cell), holds words while a later column holds
+    the values: the first column names the rows."""
+    if not roles.roles or roles.columns(Role.PARAMETER) or roles.roles[0] not in (Role.VALUE, Role.CONDITIONS, None):
+        return False
+    if row.name or row.is_sub_row or not row.cells or not re.match(r"[A-Za-z]", row.cells[0].strip()):
+        return False
+    later = [i for i in roles.columns(Role.VALUE, *LIMIT_ROLES) if i > 0]
+    return any(i < len(row.cells) and read_values(row.cells[i]) for i in later)
 
 
 def _typical_by_note(cand: Candidate, notes: str) -> None:
@@ -196,6 +247,8 @@ def _limit_candidate(page: int, row: ModelRow, roles: ColumnRoles, title: str, a
     cand.unit = reader_unit(row.unit)
     if cand.unit is None:
         cand.unit, cand.unit_text = _unit_from_header(row.name)  # "Supply voltage (V)"
+        if cand.unit is None:
+            cand.unit, cand.unit_text = _unit_leading_conditions(row.conditions)
     else:
         cand.unit_text = row.unit.printed if row.unit else cand.unit.canonical
     notes = " ".join(row.notes)
@@ -317,11 +370,20 @@ def _condition_rows(rows: list[tuple[list[str], list[str | None]]], labels: list
             # One symbol, one quantity: rows between ("Tmin < Tamb < Tmax") do not start another.
             if head_name and _ASSIGNMENT_START.match(name) and result[n] is None:
                 result[n] = head_name
+            elif head_name and _only_parts(name) and result[n] is None:
+                # "QX12C, QX12AC" under "Operating range QX12I, QX12AI": the name above, for other parts.
+                result[n] = " ".join(_PART_NUMBER.sub(" ", head_name).replace(",", " ").split())
             continue
         # The whole name cell, conditions included, so that both rows name the quantity equally well and only
         # the requested conditions tell them apart (the row's own cell still holds its conditions).
         head_symbol, head_name = symbol, name
     return result
+
+
+def _only_parts(cell: str) -> bool:
+    """A name cell that lists part numbers and nothing else ("QX12C, QX12AC")."""
+    words = [w for w in re.split(r"[\s,/;]+", cell) if w]
+    return bool(words) and all(_PART_NUMBER.fullmatch(w) for w in words)
 
 
 def _continues_name(cell: str) -> bool:

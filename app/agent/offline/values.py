@@ -20,6 +20,16 @@ _SIGN = r"[+\-−–]"
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+(?![\d.,])|\d+(?:[.,]\d+)?|\.\d+)"
 
 
+# Cyrillic letters that look like Latin ones: some text layers print "°С" with a Cyrillic Es, which reads as
+# no unit at all. Replaced one for one, so character spans still index the original text.
+_LATIN_LOOKALIKES = str.maketrans("АВСЕНКМОРТХаседорхуΑΒΕΚΜΝΟΡΤΧ", "ABCEHKMOPTXacedopxyABEKMNOPTX")
+
+
+def latin_lookalikes(text: str) -> str:
+    """``text`` with Cyrillic and Greek capitals that look like Latin letters replaced by those letters."""
+    return text.translate(_LATIN_LOOKALIKES)
+
+
 def _num(name: str) -> str:
     return rf"(?P<{name}s>{_SIGN})?(?P<{name}>{_NUMBER})"
 
@@ -119,6 +129,7 @@ _NOTE_REFERENCE = re.compile(r"\b(?:notes?|footnote)\s*$", re.IGNORECASE)
 
 
 def _read_values(text: str) -> list[Reading]:
+    text = latin_lookalikes(text)
     taken: list[tuple[int, int]] = []
     readings: list[Reading] = []
     # A dot leader ("Weight ........ 19 g") only joins a name to its value; blanked to spaces of the same
@@ -189,6 +200,10 @@ def _build(kind: str, match: re.Match[str], text: str) -> Reading | None:
         return None  # "BC807-25", "LM1117-3.3": a dash glued to a part number starts its suffix, not a sign
     if re.search(r"[A-Za-z]\w*(?:[+\-−–]|\s+[+\-−–]\s+)$", text[:match.start("a")]):
         return None
+    if unit_a is None and text[start - 1:start] == "[" and text[end:end + 1] == "]":
+        return None  # "[1]": a reference to a note
+    if unit_a is None and re.match(r"\s*:(?!\d)", text[end:]) and re.search(r"[A-Za-z]\s*$", text[:start]):
+        return None  # "Selection -25:", "Step 3:": a number ending a heading names a group, it states no value
     return Reading("single", typical=a, unit=unit_a, unit_text=groups.get("ua"), start=start, end=end,
                    text=match.group(0), numbers=[groups["a"]])
 

@@ -1,0 +1,82 @@
+"""How the offline reader tells a value from a label, and a requested condition from a row measured at another."""
+
+from __future__ import annotations
+
+from app.agent.offline.candidates import Candidate
+from app.agent.offline.reader import (
+    Scored,
+    _derived_quantity,
+    _polarity_differs,
+    item_score,
+    only_one_names_condition,
+)
+from app.agent.offline.rows import quantity_heading
+from app.agent.offline.synonyms import compact, content_tokens, parse_request
+from app.agent.offline.values import latin_lookalikes, read_values
+
+
+def _singles(text: str) -> list[float | None]:
+    return [r.typical for r in read_values(text) if r.kind == "single"]
+
+
+def test_a_bracketed_note_number_is_no_value() -> None:
+    assert _singles("[2] VCE = 3 V") == [3.0]
+
+
+def test_a_number_ending_a_heading_is_no_value_but_a_ratio_or_a_labelled_value_is() -> None:
+    assert _singles("Selection -16: gain versus current") == []
+    assert _singles("Gain: 35") == [35.0]
+    assert _singles("Mix 1:4") == [1.0, 4.0]
+
+
+def test_cyrillic_letters_in_a_unit_read_as_the_latin_ones() -> None:
+    assert latin_lookalikes("-20 ~ +70 °\u0421") == "-20 ~ +70 °C"
+    (reading,) = read_values("-20 ~ +70 °\u0421")
+    assert (reading.min, reading.max, reading.unit.canonical if reading.unit else None) == (-20, 70, "degC")
+
+
+def _condition(item: str, row: str) -> float:
+    return item_score(item, compact(row), content_tokens(row), row)
+
+
+def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
+    assert _condition("0 dBm level", "3 0 dBm level 14.5 mA") == 1.0
+    # Its digits inside other numbers ("-8", "10.0") are not it.
+    assert _condition("0 dBm level", "2 -8 dBm level 10.0 mA") < 0.5
+    # The same quantity in other units still meets it.
+    assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
+
+
+def _scored(label: str, own: str) -> Scored:
+    cand = Candidate(4, "table_row", label, own_label=own, typical=1.0)
+    return Scored(cand, 1.0, 1.0, 1.1)
+
+
+def test_of_equal_readings_the_only_one_naming_the_condition_in_its_own_label_is_chosen() -> None:
+    query = parse_request("Sense voltage", "V", ["TA = Tmin to Tmax"])
+    whole = _scored("Sense voltage deviation over temperature", "Sense voltage deviation over temperature")
+    sub_row = _scored("Sense voltage", "TA = Tmin to Tmax")
+    assert only_one_names_condition(query, [whole, sub_row]) is sub_row
+    # Two that name it (or none) leave the tie standing.
+    assert only_one_names_condition(query, [sub_row, _scored("Sense voltage", "TA = Tmin to Tmax")]) is None
+    assert only_one_names_condition(query, [whole]) is None
+
+
+def test_a_word_making_a_change_of_the_quantity_marks_a_derived_row_unless_requested() -> None:
+    row = Candidate(4, "table_row", "Sense voltage deviation over temperature range")
+    assert _derived_quantity(parse_request("Sense voltage"), row)
+    assert not _derived_quantity(parse_request("Sense voltage deviation"), row)
+    assert not _derived_quantity(parse_request("Sense voltage"), Candidate(4, "table_row", "Sense voltage"))
+
+
+def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
+    assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
+    assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")
+    assert not _polarity_differs("T2(-), G(+)", "Gate trigger current")
+
+
+def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> None:
+    assert quantity_heading("THERMAL RESISTANCE RATINGS") == "THERMAL RESISTANCE"
+    assert quantity_heading("Electrical Characteristics") == ""
+    assert quantity_heading("Absolute Maximum Ratings") == ""
+    assert quantity_heading("Output stage") == ""  # no section word: a heading, not a quantity's table
