@@ -5,6 +5,10 @@ characteristics table states it in full (``Maximum Output Power 0 +4 dBm``: Typ 
 the sentence that leaves out limits the table's row prints is a partial one. The table row is one whose
 label holds every word of the requested name (qualifiers like *maximum* aside), which prints the reported
 number in a value column and, in another value column, a number the answer leaves out or states otherwise.
+
+A sentence may also state another figure than the table altogether (a warning that names a supply voltage
+beside a rating; a feature bullet for another condition): when no table row naming the parameter prints a
+reported number, but one prints figures of the answer's quantity, the reading is flagged too.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 from app.detectors import plausibility
 from app.detectors.dimensions import printed
 from app.detectors.grounding import Outcome
+from app.detectors.page_text import TextNumber
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -24,6 +29,7 @@ from app.detectors.structural import (
     header_for,
     header_of,
     is_header,
+    is_tabular,
     placed_cells,
     plain_number,
     reports,
@@ -33,6 +39,10 @@ from app.detectors.structural import (
 from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
+_DIGIT = re.compile(r"\d")
+# A parenthesised part of a requested name qualifies it ("(absolute maximum)", "(typical)"); the table row
+# names the parameter without it.
+_QUALIFIER = re.compile(r"\([^)]*\)")
 # Words of a request that say which limit is asked for, not which parameter.
 _LIMIT_WORDS = {"maximum", "minimum", "typical", "max", "min", "typ", "nominal", "the", "and", "for", "with"}
 
@@ -93,6 +103,54 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
     return None
 
 
+def _row_figures(row: Row) -> tuple[str, list[TextNumber]]:
+    """A table row's label (its words before the first value cell) and the numbers of its value cells, each in
+    its own unit or in the unit the row prints alone at its end (``Vid Differential input voltage 32 V``)."""
+    label: list[str] = []
+    cells: list[TextNumber] = []
+    for word in row.words:
+        number = plain_number(word)
+        if number is not None:
+            cells.append(number)
+        elif not cells:
+            label.append(word.text)
+    last = row.words[-1].text
+    trailing = last if not _DIGIT.search(last) and plausibility.parse_unit(last) is not None else None
+    return " ".join(label), [n if n.unit or not trailing else TextNumber(n.values, n.plus_minus, trailing)
+                             for n in cells]
+
+
+def other_figures_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[str, Any] | None:
+    """A table row whose label names the requested parameter and whose value cells print figures of the answer's
+    quantity, none of them a reported number, when no such row prints one: ``None`` otherwise."""
+    wanted = _name_words(_QUALIFIER.sub(" ", name))
+    shown = plausibility.numbers_of(value)
+    unit = value.get("unit")
+    if not wanted or not shown or not unit:
+        return None
+    contradicting = None
+    for page in index.pages:
+        for row in visual_rows(index, page):
+            if len(row.words) > MAX_ROW_WORDS or not is_tabular(row):
+                continue
+            label, figures = _row_figures(row)
+            if not wanted <= set(_WORD.findall(label.casefold())):
+                continue
+            same_quantity = [n for n in figures if n.unit and plausibility.compatible(n.unit, unit)]
+            if any(reports(x, unit, n, []) for n in same_quantity for x in shown.values()):
+                return None  # a table row agrees with the answer
+            if same_quantity and contradicting is None:
+                contradicting = {"page": page.number, "row_text": row.text,
+                                 "figures": [f"{n.values[0]:g} {n.unit}" for n in same_quantity]}
+    return contradicting
+
+
+def _is_prose(index: DatasheetIndex, page: int, box: list[float]) -> bool:
+    """Whether the value stands on a line of text, not on a table row (whose cells stand apart)."""
+    row = row_at(index, page, box)
+    return row is not None and not stands_apart(row, box) and (len(row.words) > MAX_ROW_WORDS or not is_tabular(row))
+
+
 def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
     if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
         return not_evaluable(rule, "no value was reported")
@@ -106,18 +164,26 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
             continue
         if not _is_summary(ctx.document, grounding.page, boxes[0]):
             continue
-        row = fuller_row(ctx.document, str(ctx.request.get("name") or ""),
-                         printed(ctx.submission.values[grounding.value_index]))
+        name, value = str(ctx.request.get("name") or ""), printed(ctx.submission.values[grounding.value_index])
+        row = fuller_row(ctx.document, name, value)
         if row:
             found.append({"value_index": grounding.value_index, **row})
+            continue
+        # A table row under a header without Min / Typ / Max (ratings, one row per variant) prints one figure
+        # and is compared with the parameter's other rows by the row rules; a sentence has no row of its own.
+        other = other_figures_row(ctx.document, name, value) \
+            if _is_prose(ctx.document, grounding.page, boxes[0]) else None
+        if other:
+            found.append({"value_index": grounding.value_index, "field": None, "cell": None, **other})
     if not found:
         return clean(rule)
     first = found[0]
     submit = ctx.record.submit_call if ctx.record else None
+    stated = f"its {first['field']} is {first['cell']}, which the answer leaves out or states otherwise" \
+        if first["field"] else f"it prints {', '.join(first['figures'])}, none of them the reported figure"
     return flag(rule, rule.finding(
         ctx, f"The value was read from a summary line, but the table on page {first['page']} states the parameter "
-             f"in full (“{first['row_text']}”): its {first['field']} is {first['cell']}, which the answer leaves "
-             "out or states otherwise.",
+             f"(“{first['row_text']}”): {stated}.",
         {"span_ids": [submit.span_id] if submit else [], "rows": found}))
 
 

@@ -48,3 +48,33 @@ def test_readings_that_agree_with_the_table_row_are_clean(document: DatasheetInd
     full = {"typical": 0, "max": 4, "unit": "dBm"}
     assert not verdict(document, full, "Peak output power 0 dBm", 1).findings
     assert not verdict(document, {"typical": 0, "max": 4, "unit": "dBm"}, "Peak output power 0 +4 dBm", 2).findings
+
+
+@pytest.fixture(scope="module")
+def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    prose = [(NAME, 60, "Driving the load from a rail above 13 V heats the output stage; keep the rail low and "
+                         "mind the thermal pad under the package.")]
+    table = [(NAME, 80, "Symbol"), (140, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Vdx"), (140, 100, "Common bias voltage"), (380, 100, "27"), (UNIT, 100, "V"),
+             (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C")]
+    path = tmp_path_factory.mktemp("pdf") / "ratings.pdf"
+    placed_pdf([prose, table], path=path)
+    return open_index(path)
+
+
+def rated(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [page]),
+                  request={"name": "Common bias voltage (absolute maximum)", "unit": "V", "conditions": []})
+    [result] = evaluate(ctx, SUMMARY_RULES)
+    return result
+
+
+def test_a_prose_figure_the_table_row_states_otherwise_is_flagged(ratings: DatasheetIndex) -> None:
+    [finding] = rated(ratings, {"min": 13, "unit": "V"}, "from a rail above 13 V heats the output stage", 1).findings
+    assert finding.evidence["rows"][0]["page"] == 2 and finding.evidence["rows"][0]["figures"] == ["27 V"]
+
+
+def test_a_prose_figure_the_table_row_prints_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"max": 27, "unit": "V"}, "Vdx Common bias voltage 27 V", 2).findings
