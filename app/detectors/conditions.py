@@ -2,7 +2,8 @@
 
 A request that sets a condition (``VSENSE = 10 mV``) asks for the figure the datasheet states under it. When the
 document prints that condition on a table row that also states a figure of the answer's quantity, while the
-row the value came from (with its table's heading and the located text) does not name the condition's
+row the value came from (with the lines a condition cell wraps onto, its table's heading and the located text)
+does not name the condition's
 symbol at all, the value was read from another specification: an absolute rating, a feature line, another
 test point. A row that names the symbol with another value is ``field_mismatch``'s; temperatures are left out
 (a table, or the whole document, sets the ambient temperature once, far from any row).
@@ -23,6 +24,8 @@ from app.detectors.severity import Severity
 from app.detectors.structural import CONDITION, header_for, row_at, table_heading
 from app.documents.index import DatasheetIndex
 
+# Lines of a wrapped condition cell lie within this many line heights of the value's row.
+WRAP_LINES = 2.5
 _TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
 
 
@@ -69,7 +72,10 @@ def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, st
         return None
     header = header_for(index, grounding.page, row.y)
     heading = table_heading(index, header) if header else ""
-    return row, " ".join((row.text, heading, str(grounding.detail.get("located_text") or "")))
+    # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
+    wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
+               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height]
+    return row, " ".join((row.text, *wrapped, heading, str(grounding.detail.get("located_text") or "")))
 
 
 def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:

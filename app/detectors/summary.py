@@ -40,6 +40,7 @@ from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
 _DIGIT = re.compile(r"\d")
+_DOT_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}")
 # A parenthesised part of a requested name qualifies it ("(absolute maximum)", "(typical)"); the table row
 # names the parameter without it.
 _QUALIFIER = re.compile(r"\([^)]*\)")
@@ -148,7 +149,9 @@ def other_figures_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -
 def _is_prose(index: DatasheetIndex, page: int, box: list[float]) -> bool:
     """Whether the value stands on a line of text, not on a table row (whose cells stand apart)."""
     row = row_at(index, page, box)
-    return row is not None and not stands_apart(row, box) and (len(row.words) > MAX_ROW_WORDS or not is_tabular(row))
+    if row is None or _DOT_LEADER.search(row.text):
+        return False  # "Voltage on VDD ........ 7 V": a ratings list, a table row printed without columns
+    return not stands_apart(row, box) and (len(row.words) > MAX_ROW_WORDS or not is_tabular(row))
 
 
 def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
@@ -188,6 +191,6 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (
-    Rule("partial_summary", "1", Severity.warning,
+    Rule("partial_summary", "2", Severity.warning,
          "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
 )

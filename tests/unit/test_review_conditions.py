@@ -29,7 +29,11 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
              (NAME, 160, "Sink current"), (SYMBOL, 160, "ISK"), (COND, 160, "VPROBE = 20mV"), (MIN, 160, "170"),
              (TYP, 160, "200"), (MAX, 160, "230"), (UNIT, 160, "uA"),
              (NAME, 180, "Sink current"), (SYMBOL, 180, "ISK"), (COND, 180, "VPROBE = 60mV"), (MIN, 180, "0.55"),
-             (TYP, 180, "0.6"), (MAX, 180, "0.65"), (UNIT, 180, "mA")]
+             (TYP, 180, "0.6"), (MAX, 180, "0.65"), (UNIT, 180, "mA"),
+             # A condition cell wrapping over two lines, its value on the second.
+             (NAME, 200, "Sink ripple"), (COND, 200, "VPROBE = 20mV,"), (NAME, 210, "(relative)"),
+             (COND, 210, "fS = 2 kHz"), (TYP, 210, "0.7"), (UNIT, 210, "%"),
+             (NAME, 230, "Sink noise"), (COND, 230, "VPROBE = 20mV"), (TYP, 230, "1.9"), (UNIT, 230, "%")]
     path = tmp_path_factory.mktemp("pdf") / "conditions.pdf"
     placed_pdf([[*ratings, *table]], path=path)
     return open_index(path)
@@ -62,3 +66,7 @@ def test_a_condition_no_row_states_and_a_temperature_are_not_judged(document: Da
                        ["VPROBE = 90 mV"]).findings
     assert not verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
                        ["TA = 25 °C"]).evaluable
+
+
+def test_a_condition_on_the_wrapped_line_of_the_rows_cell_is_its_own(document: DatasheetIndex) -> None:
+    assert not verdict(document, {"typical": 0.7, "unit": "%"}, "fS = 2 kHz 0.7 %", ["VPROBE = 20 mV"]).findings

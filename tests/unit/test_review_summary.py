@@ -53,7 +53,8 @@ def test_readings_that_agree_with_the_table_row_are_clean(document: DatasheetInd
 @pytest.fixture(scope="module")
 def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     prose = [(NAME, 60, "Driving the load from a rail above 13 V heats the output stage; keep the rail low and "
-                         "mind the thermal pad under the package.")]
+                         "mind the thermal pad under the package."),
+             (NAME, 90, "Common bias voltage on VDX ............ 31 V")]
     table = [(NAME, 80, "Symbol"), (140, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
              (NAME, 100, "Vdx"), (140, 100, "Common bias voltage"), (380, 100, "27"), (UNIT, 100, "V"),
              (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C")]
@@ -78,3 +79,7 @@ def test_a_prose_figure_the_table_row_states_otherwise_is_flagged(ratings: Datas
 
 def test_a_prose_figure_the_table_row_prints_is_clean(ratings: DatasheetIndex) -> None:
     assert not rated(ratings, {"max": 27, "unit": "V"}, "Vdx Common bias voltage 27 V", 2).findings
+
+
+def test_a_dot_leader_ratings_line_is_a_table_row_not_prose(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"max": 31, "unit": "V"}, "Common bias voltage on VDX ............ 31 V", 1).findings
