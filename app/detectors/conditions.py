@@ -22,10 +22,13 @@ from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
 from app.detectors.structural import CONDITION, header_for, row_at, table_heading
-from app.documents.index import DatasheetIndex
+from app.documents.index import DatasheetIndex, PageInfo
 
 # Lines of a wrapped condition cell lie within this many line heights of the value's row.
 WRAP_LINES = 2.5
+# A unit cell merged over several sub-rows stands within this many line heights of each of them.
+MERGED_CELL_LINES = 1.6
+_DIGIT = re.compile(r"\d")
 _TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
 
 
@@ -42,10 +45,22 @@ def _same_setting(wanted: re.Match[str], found: re.Match[str]) -> bool:
     return converted is not None and plausibility.close(converted, _number(wanted.group(2)), 1e-6)
 
 
-def _states_quantity(text: str, setting: re.Match[str], unit: str) -> bool:
-    """Whether ``text`` prints, outside the condition itself, a figure in a unit of the answer's quantity."""
-    rest = text[:setting.start()] + " " + text[setting.end():]
-    return any(n.unit and plausibility.compatible(n.unit, unit) for n in numbers_in(rest))
+def _unit_beside(index: DatasheetIndex, page: PageInfo, row: Row) -> str | None:
+    """The unit printed right of a row's last word, on its line or on the nearest line within a merged unit
+    cell's reach (a unit column centres one unit over the sub-rows it serves)."""
+    right = row.words[-1].x1
+    near = [w for w in page.words if w.x0 > right and abs((w.y0 + w.y1) / 2 - row.y) <= MERGED_CELL_LINES * row.height
+            and not _DIGIT.search(w.text) and plausibility.parse_unit(w.text) is not None]
+    return min(near, key=lambda w: abs((w.y0 + w.y1) / 2 - row.y)).text if near else None
+
+
+def _states_quantity(index: DatasheetIndex, page: PageInfo, row: Row, setting: re.Match[str], unit: str) -> bool:
+    """Whether a row prints, outside the condition itself, a figure in a unit of the answer's quantity."""
+    rest = numbers_in(row.text[:setting.start()] + " " + row.text[setting.end():])
+    if any(n.unit and plausibility.compatible(n.unit, unit) for n in rest):
+        return True
+    beside = _unit_beside(index, page, row) if any(n.unit is None for n in rest) else None
+    return bool(beside) and bool(plausibility.compatible(beside, unit))
 
 
 def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str) -> list[tuple[int, Row]]:
@@ -53,10 +68,17 @@ def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str) -> li
     for page in index.pages:
         for row in visual_rows(index, page):
             for found in CONDITION.finditer(row.text):
-                if _same_setting(wanted, found) and _states_quantity(row.text, found, unit):
+                if _same_setting(wanted, found) and _states_quantity(index, page, row, found, unit):
                     out.append((page.number, row))
                     break
     return out
+
+
+def _is_wrapped_cell(text: str) -> bool:
+    """A neighbouring line that carries conditions and words only, no figure with a unit: a wrapped cell of the
+    value's row, not another parameter's row."""
+    rest = CONDITION.sub(" ", text)
+    return not any(n.unit for n in numbers_in(rest))
 
 
 def _names_symbol(text: str, symbol: str) -> bool:
@@ -74,7 +96,7 @@ def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, st
     heading = table_heading(index, header) if header else ""
     # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
     wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
-               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height]
+               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height and _is_wrapped_cell(r.text)]
     return row, " ".join((row.text, *wrapped, heading, str(grounding.detail.get("located_text") or "")))
 
 
