@@ -97,6 +97,9 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
         if not any(reports(x, unit, n, []) for n in numbers.values() for x in shown.values()):
             continue
         for role, number in numbers.items():
+            # A printed ±X read as min -X / max X is read in full, whatever its column.
+            if number.plus_minus and any(reports(shown[f], unit, number, []) for f in ("min", "max") if f in shown):
+                continue
             # A limit the answer leaves out, or states otherwise than the table does.
             if role not in shown and not any(reports(x, unit, number, []) for x in shown.values()) \
                     or role in shown and not reports(shown[role], unit, number, []):
@@ -115,6 +118,8 @@ def _row_figures(row: Row) -> tuple[str, list[TextNumber]]:
             cells.append(number)
         elif not cells:
             label.append(word.text)
+        elif cells[-1].unit is None and not _DIGIT.search(word.text) and plausibility.parse_unit(word.text):
+            cells[-1] = TextNumber(cells[-1].values, cells[-1].plus_minus, word.text)  # "+/-100 Pa"
     last = row.words[-1].text
     trailing = last if not _DIGIT.search(last) and plausibility.parse_unit(last) is not None else None
     return " ".join(label), [n if n.unit or not trailing else TextNumber(n.values, n.plus_minus, trailing)

@@ -30,11 +30,12 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     return open_index(path)
 
 
-def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int) -> Any:
+def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
+            name: str = "Maximum peak output power") -> Any:
     submission = Submission(found=True, values=[value], quote=quote, pages=[page])
     ctx = Context(record=None, submission=submission, document=index,
                   groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": "Maximum peak output power", "unit": "dBm", "conditions": []})
+                  request={"name": name, "unit": value.get("unit"), "conditions": []})
     [result] = evaluate(ctx, SUMMARY_RULES)
     return result
 
@@ -54,10 +55,14 @@ def test_readings_that_agree_with_the_table_row_are_clean(document: DatasheetInd
 def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     prose = [(NAME, 60, "Driving the load from a rail above 13 V heats the output stage; keep the rail low and "
                          "mind the thermal pad under the package."),
-             (NAME, 90, "Common bias voltage on VDX ............ 31 V")]
+             (NAME, 90, "Common bias voltage on VDX ............ 31 V"),
+             (NAME, 120, "Bias accuracy of the sensing element is within 3 hPa across the whole range")]
     table = [(NAME, 80, "Symbol"), (140, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
              (NAME, 100, "Vdx"), (140, 100, "Common bias voltage"), (380, 100, "27"), (UNIT, 100, "V"),
-             (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C")]
+             (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C"),
+             # A ± figure with its unit, then a condition range in another unit.
+             (NAME, 124, "Bz"), (140, 124, "Bias accuracy"), (330, 124, "+/-300"), (380, 124, "Pa"),
+             (420, 124, "Pz=500 - 1100hPa;")]
     path = tmp_path_factory.mktemp("pdf") / "ratings.pdf"
     placed_pdf([prose, table], path=path)
     return open_index(path)
@@ -83,3 +88,18 @@ def test_a_prose_figure_the_table_row_prints_is_clean(ratings: DatasheetIndex) -
 
 def test_a_dot_leader_ratings_line_is_a_table_row_not_prose(ratings: DatasheetIndex) -> None:
     assert not rated(ratings, {"max": 31, "unit": "V"}, "Common bias voltage on VDX ............ 31 V", 1).findings
+
+
+def test_a_prose_figure_the_table_prints_in_another_unit_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"min": -3, "max": 3, "unit": "hPa"}, "Bias accuracy of the sensing element is "
+                     "within 3 hPa", 1).findings
+
+
+def test_a_plus_minus_cell_read_as_min_and_max_is_read_in_full(tmp_path: Any) -> None:
+    table = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Drift accuracy"), (TYP, 100, "+/-0.7"), (UNIT, 100, "C")]
+    path = tmp_path / "plus_minus.pdf"
+    placed_pdf([[(NAME, 60, "Drift accuracy: +/- 0.7 C over the range")], table], path=path)
+    index = open_index(path)
+    assert not verdict(index, {"min": -0.7, "typical": 0, "max": 0.7, "unit": "C"}, "Drift accuracy: +/- 0.7 C",
+                       1, name="Drift accuracy").findings
