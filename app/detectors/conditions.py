@@ -28,8 +28,6 @@ from app.documents.index import DatasheetIndex, PageInfo
 WRAP_LINES = 2.5
 # A unit cell merged over several sub-rows stands within this many line heights of each of them.
 MERGED_CELL_LINES = 1.6
-# A parameter's sub-rows stand within this many line heights of each other.
-SUB_ROW_LINES = 2.5
 _DIGIT = re.compile(r"\d")
 _TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
 
@@ -139,64 +137,8 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
         {"span_ids": [submit.span_id] if submit else [], "rows": found}))
 
 
-def _figures_besides(text: str, setting: re.Match[str]) -> bool:
-    rest = CONDITION.sub(" ", text[:setting.start()] + " " + text[setting.end():])
-    return bool(numbers_in(rest))
-
-
-def sibling_sub_rows(index: DatasheetIndex, page: int, row: Row, setting: re.Match[str]) -> list[Row]:
-    """Rows next to ``row`` that set the same symbol to another value and print figures of their own: the
-    parameter's other sub-rows (``IF = 10 mA`` over ``IF = 100 mA``)."""
-    out = []
-    for other in visual_rows(index, index.page(page)):
-        if other is row or abs(other.y - row.y) > SUB_ROW_LINES * row.height:
-            continue
-        for found in CONDITION.finditer(other.text):
-            if found.group(1).casefold() == setting.group(1).casefold() and not _same_setting(setting, found) \
-                    and _figures_besides(other.text, found):
-                out.append(other)
-                break
-    return out
-
-
-def _unpicked_sub_row(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
-    asked = " ".join([str(ctx.request.get("name") or ""), *(str(c) for c in ctx.request.get("conditions") or [])])
-    found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        boxes = grounding.detail.get("value_boxes") or []
-        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
-                or not grounding.page:
-            continue
-        row = row_at(ctx.document, grounding.page, boxes[0])
-        if row is None:
-            continue
-        for setting in CONDITION.finditer(row.text):
-            if (setting.group(3) or "").casefold() in _TEMPERATURE_UNITS or _names_symbol(asked, setting.group(1)):
-                continue
-            siblings = sibling_sub_rows(ctx.document, grounding.page, row, setting)
-            if siblings and _figures_besides(row.text, setting):
-                found.append({"value_index": grounding.value_index, "page": grounding.page, "row_text": row.text,
-                              "row_sets": setting.group(0), "sibling": siblings[0].text})
-                break
-    if not found:
-        return clean(rule)
-    first = found[0]
-    submit = ctx.record.submit_call if ctx.record else None
-    return flag(rule, rule.finding(
-        ctx, f"The value's row (page {first['page']}) is the sub-row for {first['row_sets']}, beside a sub-row "
-             f"for another setting (“{first['sibling']}”), and the request does not say which one it asks for.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
-
-
 CONDITION_RULES: tuple[Rule, ...] = (
     Rule("condition_elsewhere", "1", Severity.warning,
          "The requested condition is stated on another row of the document, not on the value's own row.",
          _condition_elsewhere),
-    Rule("unpicked_sub_row", "1", Severity.warning,
-         "The value is one of several sub-rows setting one condition to different values; the request picks none.",
-         _unpicked_sub_row),
 )

@@ -40,6 +40,8 @@ from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
 _DIGIT = re.compile(r"\d")
+# A parameter's sub-rows stand within this many line heights of the row that names it.
+SUB_ROW_LINES = 2.5
 _DOT_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}")
 # A parenthesised part of a requested name qualifies it ("(absolute maximum)", "(typical)"); the table row
 # names the parameter without it.
@@ -134,20 +136,32 @@ def other_figures_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -
     unit = value.get("unit")
     if not wanted or not shown or not unit:
         return None
+    def same_quantity(row: Row, inherited: str | None = None) -> list[TextNumber]:
+        """The row's figures in a unit of the answer's quantity; bare ones in ``inherited`` (a sub-row under a
+        unit cell merged with the named row's)."""
+        figures = [n if n.unit or not inherited else TextNumber(n.values, n.plus_minus, inherited)
+                   for n in _row_figures(row)[1]]
+        return [n for n in figures if n.unit and plausibility.compatible(n.unit, unit)]
+
     contradicting = None
     for page in index.pages:
-        for row in visual_rows(index, page):
-            if len(row.words) > MAX_ROW_WORDS or not is_tabular(row):
+        rows = visual_rows(index, page)
+        for row in rows:
+            if len(row.words) > MAX_ROW_WORDS or not is_tabular(row) \
+                    or not wanted <= set(_WORD.findall(_row_figures(row)[0].casefold())):
                 continue
-            label, figures = _row_figures(row)
-            if not wanted <= set(_WORD.findall(label.casefold())):
-                continue
-            same_quantity = [n for n in figures if n.unit and plausibility.compatible(n.unit, unit)]
-            if any(reports(x, unit, n, []) for n in same_quantity for x in shown.values()):
-                return None  # a table row agrees with the answer
-            if same_quantity and contradicting is None:
+            # The parameter's sub-rows (another mode or condition) print their figures on the lines next to
+            # the row naming it, without the name.
+            sub_rows = [r for r in rows if r is not row and abs(r.y - row.y) <= SUB_ROW_LINES * row.height
+                        and not wanted & set(_WORD.findall(_row_figures(r)[0].casefold()))]
+            figures = same_quantity(row)
+            inherited = figures[0].unit if figures else None
+            if any(reports(x, unit, n, []) for r in [row, *sub_rows] for n in same_quantity(r, inherited)
+                   for x in shown.values()):
+                return None  # the table agrees with the answer
+            if figures and contradicting is None:
                 contradicting = {"page": page.number, "row_text": row.text,
-                                 "figures": [f"{n.values[0]:g} {n.unit}" for n in same_quantity]}
+                                 "figures": [f"{n.values[0]:g} {n.unit}" for n in figures]}
     return contradicting
 
 

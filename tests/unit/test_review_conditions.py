@@ -46,7 +46,7 @@ def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions
     ctx = Context(record=None, submission=submission, document=index,
                   groundings=ground_values(index, submission.values, quote, [1]),
                   request={"name": "Sink current at 20 mV probe voltage", "unit": "uA", "conditions": conditions})
-    [result] = evaluate(ctx, CONDITION_RULES[:1])
+    [result] = evaluate(ctx, CONDITION_RULES)
     return result
 
 
@@ -72,40 +72,3 @@ def test_a_condition_no_row_states_and_a_temperature_are_not_judged(document: Da
 
 def test_a_condition_on_the_wrapped_line_of_the_rows_cell_is_its_own(document: DatasheetIndex) -> None:
     assert not verdict(document, {"typical": 0.7, "unit": "%"}, "fS = 2 kHz 0.7 %", ["VPROBE = 20 mV"]).findings
-
-
-@pytest.fixture(scope="module")
-def sub_rows(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
-    header = [(NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (TYP, 80, "Typ"),
-              (MAX, 80, "Max"), (UNIT, 80, "Unit")]
-    rows = [(NAME, 100, "Forward drop"), (SYMBOL, 100, "VFD"), (COND, 100, "IFD = 10mA"), (MAX, 100, "0.62"),
-            (UNIT, 100, "V"), (COND, 112, "IFD = 100mA"), (MAX, 112, "0.85"), (UNIT, 112, "V"),
-            (NAME, 150, "Leak current"), (SYMBOL, 150, "IRL"), (COND, 150, "VRL = 40V"), (MAX, 150, "30"),
-            (UNIT, 150, "nA")]
-    path = tmp_path_factory.mktemp("pdf") / "sub_rows.pdf"
-    placed_pdf([[*header, *rows]], path=path)
-    return open_index(path)
-
-
-def sub_row_verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, name: str,
-                    conditions: list[str]) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": name, "unit": None, "conditions": conditions})
-    [result] = evaluate(ctx, CONDITION_RULES[1:])
-    return result
-
-
-def test_one_of_several_sub_rows_the_request_does_not_pick_is_flagged(sub_rows: DatasheetIndex) -> None:
-    [finding] = sub_row_verdict(sub_rows, {"max": 0.62, "unit": "V"}, "Forward drop VFD IFD = 10mA 0.62 V",
-                                "Forward drop", []).findings
-    [row] = finding.evidence["rows"]
-    assert row["row_sets"] == "IFD = 10mA" and "IFD = 100mA" in row["sibling"]
-
-
-def test_a_sub_row_the_request_picks_or_a_lone_row_is_clean(sub_rows: DatasheetIndex) -> None:
-    assert not sub_row_verdict(sub_rows, {"max": 0.62, "unit": "V"}, "Forward drop VFD IFD = 10mA 0.62 V",
-                               "Forward drop", ["IFD = 10 mA"]).findings
-    assert not sub_row_verdict(sub_rows, {"max": 30, "unit": "nA"}, "Leak current IRL VRL = 40V 30 nA",
-                               "Leak current", []).findings

@@ -56,23 +56,28 @@ def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     prose = [(NAME, 60, "Driving the load from a rail above 13 V heats the output stage; keep the rail low and "
                          "mind the thermal pad under the package."),
              (NAME, 90, "Common bias voltage on VDX ............ 31 V"),
-             (NAME, 120, "Bias accuracy of the sensing element is within 3 hPa across the whole range")]
+             (NAME, 120, "Bias accuracy of the sensing element is within 3 hPa across the whole range"),
+             (NAME, 150, "In normal mode the wake delay is about 18.9 ms after each trigger of the sensing element")]
     table = [(NAME, 80, "Symbol"), (140, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
              (NAME, 100, "Vdx"), (140, 100, "Common bias voltage"), (380, 100, "27"), (UNIT, 100, "V"),
              (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C"),
              # A ± figure with its unit, then a condition range in another unit.
              (NAME, 124, "Bz"), (140, 124, "Bias accuracy"), (330, 124, "+/-300"), (380, 124, "Pa"),
-             (420, 124, "Pz=500 - 1100hPa;")]
+             (420, 124, "Pz=500 - 1100hPa;"),
+             # One parameter on three sub-rows, its name and unit on the first only.
+             (NAME, 150, "Tw"), (140, 150, "Wake delay"), (330, 150, "4.4"), (380, 150, "ms"), (420, 150, "Fast"),
+             (330, 164, "18.9"), (420, 164, "Normal"), (330, 178, "71"), (420, 178, "Fine")]
     path = tmp_path_factory.mktemp("pdf") / "ratings.pdf"
     placed_pdf([prose, table], path=path)
     return open_index(path)
 
 
-def rated(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int) -> Any:
+def rated(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
+          name: str = "Common bias voltage (absolute maximum)") -> Any:
     submission = Submission(found=True, values=[value], quote=quote, pages=[page])
     ctx = Context(record=None, submission=submission, document=index,
                   groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": "Common bias voltage (absolute maximum)", "unit": "V", "conditions": []})
+                  request={"name": name, "unit": value.get("unit"), "conditions": []})
     [result] = evaluate(ctx, SUMMARY_RULES)
     return result
 
@@ -103,3 +108,8 @@ def test_a_plus_minus_cell_read_as_min_and_max_is_read_in_full(tmp_path: Any) ->
     index = open_index(path)
     assert not verdict(index, {"min": -0.7, "typical": 0, "max": 0.7, "unit": "C"}, "Drift accuracy: +/- 0.7 C",
                        1, name="Drift accuracy").findings
+
+
+def test_a_prose_figure_one_of_the_parameters_sub_rows_prints_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"typical": 18.9, "unit": "ms"}, "the wake delay is about 18.9 ms", 1,
+                     name="Wake delay (normal mode)").findings
