@@ -12,8 +12,10 @@ from typing import Any
 
 from app.detectors import attribution as rubric
 from app.detectors.answer_rules import ANSWER_RULES
+from app.detectors.conditions import CONDITION_RULES
 from app.detectors.config import RuleSettings, rule_settings
 from app.detectors.document_rules import DOCUMENT_RULES
+from app.detectors.figure_text import FIGURE_TEXT_RULES
 from app.detectors.grounding import GroundingResult, ground_values
 from app.detectors.plus_minus import PLUS_MINUS_RULES
 from app.detectors.quantity import QUANTITY_RULES
@@ -92,7 +94,8 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
                   model=model or (record.model if record else None))
     verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
         + evaluate(ctx, QUANTITY_RULES) + evaluate(ctx, PLUS_MINUS_RULES) + evaluate(ctx, VARIANT_RULES) \
-        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, SUMMARY_RULES) + evaluate(ctx, DOCUMENT_RULES)
+        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, SUMMARY_RULES) + evaluate(ctx, CONDITION_RULES) \
+        + evaluate(ctx, FIGURE_TEXT_RULES) + evaluate(ctx, DOCUMENT_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

@@ -169,11 +169,20 @@ def check_ordering(index: int, value: dict[str, Any]) -> list[Issue]:
     return issues
 
 
+def _degree_sign_lost(unit: str, requested_unit: str) -> bool:
+    """A requested ``C`` or ``F`` beside an answer in a temperature unit: a temperature whose degree sign was lost
+    in the request (coulombs and farads are never the answer's alternative to degrees)."""
+    if requested_unit.strip() not in ("C", "F"):
+        return False
+    parsed = parse_unit(unit)
+    return parsed is not None and parsed.dimensionality == parse_unit("degC").dimensionality
+
+
 def check_dimension(index: int, value: dict[str, Any], requested_unit: str | None) -> list[Issue]:
     unit = value.get("unit")
     if not requested_unit or not unit:
         return []
-    if compatible(unit, requested_unit) is False:
+    if compatible(unit, requested_unit) is False and not _degree_sign_lost(unit, requested_unit):
         return [Issue("unit_dimension", index,
                       f"unit {unit!r} does not measure the same quantity as the requested {requested_unit!r}",
                       {"unit": unit, "requested_unit": requested_unit})]

@@ -12,6 +12,8 @@ Then, per reported value:
   max 10; a signed ``-15`` is not reported by ``15``; a ``±X`` read as min and max leaves nothing out);
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
+* a row that names its own limit left of the value (``Min`` and ``Max`` sub-rows of one parameter, its columns
+  supply voltages or temperature ranges) while the value was reported as another field;
 * a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
   to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself, or that the
   row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant).
@@ -39,6 +41,8 @@ from app.documents.index import DatasheetIndex, Word
 _ROLE_WORDS = {"min": "min", "minimum": "min", "typ": "typical", "typical": "typical", "nom": "typical",
                "nominal": "typical", "max": "max", "maximum": "max", "unit": "unit", "units": "unit"}
 _VALUE_ROLES = ("min", "typical", "max")
+# Limit words a sub-row prints as its own cell ("Output pulse width | Min | 0.9 | 0.86 | ms").
+_SUB_ROW_ROLES = {"min", "typ", "max"}
 # Other words column headers are made of. A header without Min/Typ/Max columns still ends the search for one
 # further up, which would head another table.
 _HEADER_WORDS = {"parameter", "parameters", "symbol", "conditions", "condition", "test", "description", "rating",
@@ -55,7 +59,7 @@ MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter o
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _SIGN = re.compile(r"[+\-±]")
-_CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
+CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
 @dataclass
@@ -68,7 +72,7 @@ class Header:
 
 @dataclass
 class Mismatch:
-    kind: str  # wrong_column | dash_cell | unit_column | condition
+    kind: str  # wrong_column | dash_cell | omitted_field | row_role | unit_column | condition
     value_index: int
     message: str
     detail: dict[str, Any]
@@ -125,14 +129,14 @@ def table_heading(index: DatasheetIndex, header: Header) -> str:
     heading: list[str] = []
     below = header.y
     for row in reversed(rows[-MAX_HEADING_ROWS:]):
-        if below - row.y > MAX_HEADING_GAP_LINES * row.height or _is_tabular(row):
+        if below - row.y > MAX_HEADING_GAP_LINES * row.height or is_tabular(row):
             break
         heading.insert(0, row.text)
         below = row.y
     return " ".join(heading)
 
 
-def _is_tabular(row: Row) -> bool:
+def is_tabular(row: Row) -> bool:
     gaps = sorted(b.x0 - a.x1 for a, b in zip(row.words, row.words[1:], strict=False))
     return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
 
@@ -181,11 +185,11 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
     table's heading sets a default for every row (``unless otherwise specified``): the row's own conditions, on
     its line or in the text the value was located in (a condition cell wrapping onto the next line), come first."""
     out = []
-    own = {m.group(1).casefold() for text in (located, row_text) for m in _CONDITION.finditer(text)}
-    printed = {m.group(1).casefold(): m for m in _CONDITION.finditer(heading) if m.group(1).casefold() not in own}
-    printed.update({m.group(1).casefold(): m for m in _CONDITION.finditer(row_text)})
+    own = {m.group(1).casefold() for text in (located, row_text) for m in CONDITION.finditer(text)}
+    printed = {m.group(1).casefold(): m for m in CONDITION.finditer(heading) if m.group(1).casefold() not in own}
+    printed.update({m.group(1).casefold(): m for m in CONDITION.finditer(row_text)})
     for condition in requested:
-        for wanted in _CONDITION.finditer(condition):
+        for wanted in CONDITION.finditer(condition):
             found = printed.get(wanted.group(1).casefold())
             if found is None:
                 continue
@@ -276,6 +280,15 @@ def _omitted_fields(value_index: int, shown: dict[str, float], unit: str | None,
     return out
 
 
+def _row_role(row: Row, box: list[float]) -> str | None:
+    """The limit a row names for itself in a cell left of the value (``Min`` / ``Typ`` / ``Max`` sub-rows of one
+    parameter, whose columns are supply voltages or temperature ranges); ``None`` when it names none or several.
+    Only the short cell words count: ``Maximum`` opens parameter names (``Maximum output current``)."""
+    roles = {_ROLE_WORDS[text] for w in row.words if w.x1 <= box[0] + 1
+             and (text := w.text.strip(".:()[]").casefold()) in _SUB_ROW_ROLES}
+    return roles.pop() if len(roles) == 1 else None
+
+
 def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
@@ -298,9 +311,14 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))
+    shown = plausibility.numbers_of(value)
+    own_role = _row_role(row, boxes[0])
+    for field in shown:
+        if own_role and field != own_role:
+            mismatches.append(Mismatch("row_role", value_index, f"the row is the parameter's {own_role} sub-row, "
+                                       f"but the value was reported as {field}", {"field": field, "row": own_role}))
     if header is None:
         return mismatches, evidence
-    shown = plausibility.numbers_of(value)
     unit = value.get("unit")
     cells = placed_cells(row, header)
     # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
@@ -367,7 +385,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "4", Severity.warning,
+    Rule("field_mismatch", "5", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

@@ -5,6 +5,10 @@ characteristics table states it in full (``Maximum Output Power 0 +4 dBm``: Typ 
 the sentence that leaves out limits the table's row prints is a partial one. The table row is one whose
 label holds every word of the requested name (qualifiers like *maximum* aside), which prints the reported
 number in a value column and, in another value column, a number the answer leaves out or states otherwise.
+
+A sentence may also state another figure than the table altogether (a warning that names a supply voltage
+beside a rating; a feature bullet for another condition): when no table row naming the parameter prints a
+reported number, but one prints figures of the answer's quantity, the reading is flagged too.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 from app.detectors import plausibility
 from app.detectors.dimensions import printed
 from app.detectors.grounding import Outcome
+from app.detectors.page_text import TextNumber
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
@@ -24,6 +29,7 @@ from app.detectors.structural import (
     header_for,
     header_of,
     is_header,
+    is_tabular,
     placed_cells,
     plain_number,
     reports,
@@ -33,6 +39,13 @@ from app.detectors.structural import (
 from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
+_DIGIT = re.compile(r"\d")
+# A parameter's sub-rows stand within this many line heights of the row that names it.
+SUB_ROW_LINES = 2.5
+_DOT_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}")
+# A parenthesised part of a requested name qualifies it ("(absolute maximum)", "(typical)"); the table row
+# names the parameter without it.
+_QUALIFIER = re.compile(r"\([^)]*\)")
 # Words of a request that say which limit is asked for, not which parameter.
 _LIMIT_WORDS = {"maximum", "minimum", "typical", "max", "min", "typ", "nominal", "the", "and", "for", "with"}
 
@@ -86,11 +99,78 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
         if not any(reports(x, unit, n, []) for n in numbers.values() for x in shown.values()):
             continue
         for role, number in numbers.items():
+            # A printed ±X read as min -X / max X is read in full, whatever its column.
+            if number.plus_minus and any(reports(shown[f], unit, number, []) for f in ("min", "max") if f in shown):
+                continue
             # A limit the answer leaves out, or states otherwise than the table does.
             if role not in shown and not any(reports(x, unit, number, []) for x in shown.values()) \
                     or role in shown and not reports(shown[role], unit, number, []):
                 return {"page": page, "row_text": row.text, "field": role, "cell": cells[role][0].text}
     return None
+
+
+def _row_figures(row: Row) -> tuple[str, list[TextNumber]]:
+    """A table row's label (its words before the first value cell) and the numbers of its value cells, each in
+    its own unit or in the unit the row prints alone at its end (``Vid Differential input voltage 32 V``)."""
+    label: list[str] = []
+    cells: list[TextNumber] = []
+    for word in row.words:
+        number = plain_number(word)
+        if number is not None:
+            cells.append(number)
+        elif not cells:
+            label.append(word.text)
+        elif cells[-1].unit is None and not _DIGIT.search(word.text) and plausibility.parse_unit(word.text):
+            cells[-1] = TextNumber(cells[-1].values, cells[-1].plus_minus, word.text)  # "+/-100 Pa"
+    last = row.words[-1].text
+    trailing = last if not _DIGIT.search(last) and plausibility.parse_unit(last) is not None else None
+    return " ".join(label), [n if n.unit or not trailing else TextNumber(n.values, n.plus_minus, trailing)
+                             for n in cells]
+
+
+def other_figures_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[str, Any] | None:
+    """A table row whose label names the requested parameter and whose value cells print figures of the answer's
+    quantity, none of them a reported number, when no such row prints one: ``None`` otherwise."""
+    wanted = _name_words(_QUALIFIER.sub(" ", name))
+    shown = plausibility.numbers_of(value)
+    unit = value.get("unit")
+    if not wanted or not shown or not unit:
+        return None
+    def same_quantity(row: Row, inherited: str | None = None) -> list[TextNumber]:
+        """The row's figures in a unit of the answer's quantity; bare ones in ``inherited`` (a sub-row under a
+        unit cell merged with the named row's)."""
+        figures = [n if n.unit or not inherited else TextNumber(n.values, n.plus_minus, inherited)
+                   for n in _row_figures(row)[1]]
+        return [n for n in figures if n.unit and plausibility.compatible(n.unit, unit)]
+
+    contradicting = None
+    for page in index.pages:
+        rows = visual_rows(index, page)
+        for row in rows:
+            if len(row.words) > MAX_ROW_WORDS or not is_tabular(row) \
+                    or not wanted <= set(_WORD.findall(_row_figures(row)[0].casefold())):
+                continue
+            # The parameter's sub-rows (another mode or condition) print their figures on the lines next to
+            # the row naming it, without the name.
+            sub_rows = [r for r in rows if r is not row and abs(r.y - row.y) <= SUB_ROW_LINES * row.height
+                        and not wanted & set(_WORD.findall(_row_figures(r)[0].casefold()))]
+            figures = same_quantity(row)
+            inherited = figures[0].unit if figures else None
+            if any(reports(x, unit, n, []) for r in [row, *sub_rows] for n in same_quantity(r, inherited)
+                   for x in shown.values()):
+                return None  # the table agrees with the answer
+            if figures and contradicting is None:
+                contradicting = {"page": page.number, "row_text": row.text,
+                                 "figures": [f"{n.values[0]:g} {n.unit}" for n in figures]}
+    return contradicting
+
+
+def _is_prose(index: DatasheetIndex, page: int, box: list[float]) -> bool:
+    """Whether the value stands on a line of text, not on a table row (whose cells stand apart)."""
+    row = row_at(index, page, box)
+    if row is None or _DOT_LEADER.search(row.text):
+        return False  # "Voltage on VDD ........ 7 V": a ratings list, a table row printed without columns
+    return not stands_apart(row, box) and (len(row.words) > MAX_ROW_WORDS or not is_tabular(row))
 
 
 def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
@@ -106,22 +186,30 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
             continue
         if not _is_summary(ctx.document, grounding.page, boxes[0]):
             continue
-        row = fuller_row(ctx.document, str(ctx.request.get("name") or ""),
-                         printed(ctx.submission.values[grounding.value_index]))
+        name, value = str(ctx.request.get("name") or ""), printed(ctx.submission.values[grounding.value_index])
+        row = fuller_row(ctx.document, name, value)
         if row:
             found.append({"value_index": grounding.value_index, **row})
+            continue
+        # A table row under a header without Min / Typ / Max (ratings, one row per variant) prints one figure
+        # and is compared with the parameter's other rows by the row rules; a sentence has no row of its own.
+        other = other_figures_row(ctx.document, name, value) \
+            if _is_prose(ctx.document, grounding.page, boxes[0]) else None
+        if other:
+            found.append({"value_index": grounding.value_index, "field": None, "cell": None, **other})
     if not found:
         return clean(rule)
     first = found[0]
     submit = ctx.record.submit_call if ctx.record else None
+    stated = f"its {first['field']} is {first['cell']}, which the answer leaves out or states otherwise" \
+        if first["field"] else f"it prints {', '.join(first['figures'])}, none of them the reported figure"
     return flag(rule, rule.finding(
         ctx, f"The value was read from a summary line, but the table on page {first['page']} states the parameter "
-             f"in full (“{first['row_text']}”): its {first['field']} is {first['cell']}, which the answer leaves "
-             "out or states otherwise.",
+             f"(“{first['row_text']}”): {stated}.",
         {"span_ids": [submit.span_id] if submit else [], "rows": found}))
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (
-    Rule("partial_summary", "1", Severity.warning,
+    Rule("partial_summary", "2", Severity.warning,
          "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
 )

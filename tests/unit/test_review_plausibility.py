@@ -49,3 +49,11 @@ def test_negative_limits_ordered_by_magnitude_are_not_an_ordering_error() -> Non
     # Neither signed nor magnitude order: still flagged; mixed signs are read in signed order only.
     assert [i.check for i in p.check_value(0, {"min": -50, "typical": -300, "max": -150, "unit": "uA"}, None)]
     assert [i.check for i in p.check_value(0, {"min": 5, "max": -6, "unit": "V"}, None)] == ["ordering"]
+
+
+def test_a_requested_c_or_f_beside_a_temperature_is_a_lost_degree_sign() -> None:
+    assert p.check_value(0, {"min": -0.7, "max": 0.7, "unit": "°C"}, "C") == []
+    assert p.check_value(0, {"typical": 3.5, "unit": "degF"}, "F") == []
+    # A charge or a capacitance answered for a temperature request is still another quantity.
+    assert [i.check for i in p.check_value(0, {"typical": 3.5, "unit": "nF"}, "°C")] == ["unit_dimension"]
+    assert [i.check for i in p.check_value(0, {"typical": 3.5, "unit": "V"}, "C")] == ["unit_dimension"]

@@ -185,3 +185,31 @@ def test_a_condition_the_row_prints_with_other_signs_is_another_quadrant(quadran
     assert conditions(wrong) == ["t2(+),g(+)"]
     assert not field_mismatch(quadrants, {"max": 7.0, "unit": "mA"}, "T2(-), G(+) 7.0", 1,
                               conditions=["T2(-), G(+)"]).findings
+
+
+@pytest.fixture(scope="module")
+def sub_rows(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    """One parameter stated on Min and Max sub-rows, its columns supply voltages."""
+    cols = (260, 330, 400)
+    header = [(NAME, 80, "Parameter"), (COND, 80, "Conditions"), (210, 80, "Limit"), (cols[0], 80, "2.5V"),
+              (cols[1], 80, "4.0V"), (cols[2], 80, "6.0V"), (UNIT, 80, "Units")]
+    low = [(NAME, 100, "Hold time"), (COND, 100, "CX = 3 nF"), (210, 100, "Min"),
+           *zip(cols, (100, 100, 100), ("3.7", "3.3", "3.1"), strict=True), (UNIT, 100, "us")]
+    high = [(COND, 112, "RX = 7 k"), (210, 112, "Max"), *zip(cols, (112, 112, 112), ("4.6", "4.4", "4.2"),
+                                                               strict=True), (UNIT, 112, "us")]
+    path = tmp_path_factory.mktemp("pdf") / "sub_rows.pdf"
+    placed_pdf([[*header, *low, *high]], path=path)
+    return open_index(path)
+
+
+def test_a_value_of_a_min_sub_row_reported_as_typical_is_flagged(sub_rows: DatasheetIndex) -> None:
+    verdict = field_mismatch(sub_rows, {"typical": 3.3, "unit": "us"}, "Hold time CX = 3 nF Min 3.7 3.3 3.1 us", 1)
+    [finding] = verdict.findings
+    assert [(m["kind"], m["field"], m["row"]) for m in finding.evidence["mismatches"]] == [
+        ("row_role", "typical", "min")]
+
+
+def test_values_reported_as_the_sub_rows_own_limits_are_clean(sub_rows: DatasheetIndex) -> None:
+    assert not field_mismatch(sub_rows, {"min": 3.3, "unit": "us"}, "Hold time CX = 3 nF Min 3.7 3.3 3.1 us",
+                              1).findings
+    assert not field_mismatch(sub_rows, {"max": 4.4, "unit": "us"}, "RX = 7 k Max 4.6 4.4 4.2 us", 1).findings

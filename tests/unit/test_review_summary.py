@@ -30,11 +30,12 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     return open_index(path)
 
 
-def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int) -> Any:
+def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
+            name: str = "Maximum peak output power") -> Any:
     submission = Submission(found=True, values=[value], quote=quote, pages=[page])
     ctx = Context(record=None, submission=submission, document=index,
                   groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": "Maximum peak output power", "unit": "dBm", "conditions": []})
+                  request={"name": name, "unit": value.get("unit"), "conditions": []})
     [result] = evaluate(ctx, SUMMARY_RULES)
     return result
 
@@ -48,3 +49,67 @@ def test_readings_that_agree_with_the_table_row_are_clean(document: DatasheetInd
     full = {"typical": 0, "max": 4, "unit": "dBm"}
     assert not verdict(document, full, "Peak output power 0 dBm", 1).findings
     assert not verdict(document, {"typical": 0, "max": 4, "unit": "dBm"}, "Peak output power 0 +4 dBm", 2).findings
+
+
+@pytest.fixture(scope="module")
+def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    prose = [(NAME, 60, "Driving the load from a rail above 13 V heats the output stage; keep the rail low and "
+                         "mind the thermal pad under the package."),
+             (NAME, 90, "Common bias voltage on VDX ............ 31 V"),
+             (NAME, 120, "Bias accuracy of the sensing element is within 3 hPa across the whole range"),
+             (NAME, 150, "In normal mode the wake delay is about 18.9 ms after each trigger of the sensing element")]
+    table = [(NAME, 80, "Symbol"), (140, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Vdx"), (140, 100, "Common bias voltage"), (380, 100, "27"), (UNIT, 100, "V"),
+             (NAME, 112, "Tj"), (140, 112, "Junction temperature"), (380, 112, "140"), (UNIT, 112, "C"),
+             # A ± figure with its unit, then a condition range in another unit.
+             (NAME, 124, "Bz"), (140, 124, "Bias accuracy"), (330, 124, "+/-300"), (380, 124, "Pa"),
+             (420, 124, "Pz=500 - 1100hPa;"),
+             # One parameter on three sub-rows, its name and unit on the first only.
+             (NAME, 150, "Tw"), (140, 150, "Wake delay"), (330, 150, "4.4"), (380, 150, "ms"), (420, 150, "Fast"),
+             (330, 164, "18.9"), (420, 164, "Normal"), (330, 178, "71"), (420, 178, "Fine")]
+    path = tmp_path_factory.mktemp("pdf") / "ratings.pdf"
+    placed_pdf([prose, table], path=path)
+    return open_index(path)
+
+
+def rated(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
+          name: str = "Common bias voltage (absolute maximum)") -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [page]),
+                  request={"name": name, "unit": value.get("unit"), "conditions": []})
+    [result] = evaluate(ctx, SUMMARY_RULES)
+    return result
+
+
+def test_a_prose_figure_the_table_row_states_otherwise_is_flagged(ratings: DatasheetIndex) -> None:
+    [finding] = rated(ratings, {"min": 13, "unit": "V"}, "from a rail above 13 V heats the output stage", 1).findings
+    assert finding.evidence["rows"][0]["page"] == 2 and finding.evidence["rows"][0]["figures"] == ["27 V"]
+
+
+def test_a_prose_figure_the_table_row_prints_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"max": 27, "unit": "V"}, "Vdx Common bias voltage 27 V", 2).findings
+
+
+def test_a_dot_leader_ratings_line_is_a_table_row_not_prose(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"max": 31, "unit": "V"}, "Common bias voltage on VDX ............ 31 V", 1).findings
+
+
+def test_a_prose_figure_the_table_prints_in_another_unit_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"min": -3, "max": 3, "unit": "hPa"}, "Bias accuracy of the sensing element is "
+                     "within 3 hPa", 1).findings
+
+
+def test_a_plus_minus_cell_read_as_min_and_max_is_read_in_full(tmp_path: Any) -> None:
+    table = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Drift accuracy"), (TYP, 100, "+/-0.7"), (UNIT, 100, "C")]
+    path = tmp_path / "plus_minus.pdf"
+    placed_pdf([[(NAME, 60, "Drift accuracy: +/- 0.7 C over the range")], table], path=path)
+    index = open_index(path)
+    assert not verdict(index, {"min": -0.7, "typical": 0, "max": 0.7, "unit": "C"}, "Drift accuracy: +/- 0.7 C",
+                       1, name="Drift accuracy").findings
+
+
+def test_a_prose_figure_one_of_the_parameters_sub_rows_prints_is_clean(ratings: DatasheetIndex) -> None:
+    assert not rated(ratings, {"typical": 18.9, "unit": "ms"}, "the wake delay is about 18.9 ms", 1,
+                     name="Wake delay (normal mode)").findings

@@ -1,0 +1,144 @@
+"""Is the value from the row for the requested condition? ``condition_elsewhere``.
+
+A request that sets a condition (``VSENSE = 10 mV``) asks for the figure the datasheet states under it. When the
+document prints that condition on a table row that also states a figure of the answer's quantity, while the
+row the value came from (with the lines a condition cell wraps onto, its table's heading and the located text)
+does not name the condition's
+symbol at all, the value was read from another specification: an absolute rating, a feature line, another
+test point. A row that names the symbol with another value is ``field_mismatch``'s; temperatures are left out
+(a table, or the whole document, sets the ambient temperature once, far from any row).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.detectors import plausibility
+from app.detectors.dimensions import printed
+from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.page_text import numbers_in
+from app.detectors.row_alignment import Row, visual_rows
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.detectors.structural import CONDITION, header_for, row_at, table_heading
+from app.documents.index import DatasheetIndex, PageInfo
+
+# Lines of a wrapped condition cell lie within this many line heights of the value's row.
+WRAP_LINES = 2.5
+# A unit cell merged over several sub-rows stands within this many line heights of each of them.
+MERGED_CELL_LINES = 1.6
+_DIGIT = re.compile(r"\d")
+_TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ".").replace("−", "-"))
+
+
+def _same_setting(wanted: re.Match[str], found: re.Match[str]) -> bool:
+    if wanted.group(1).casefold() != found.group(1).casefold():
+        return False
+    unit_w, unit_f = wanted.group(3) or None, found.group(3) or None
+    have = _number(found.group(2))
+    converted = plausibility.convert(have, unit_f, unit_w) if unit_w and unit_f else have
+    return converted is not None and plausibility.close(converted, _number(wanted.group(2)), 1e-6)
+
+
+def _unit_beside(index: DatasheetIndex, page: PageInfo, row: Row) -> str | None:
+    """The unit printed right of a row's last word, on its line or on the nearest line within a merged unit
+    cell's reach (a unit column centres one unit over the sub-rows it serves)."""
+    right = row.words[-1].x1
+    near = [w for w in page.words if w.x0 > right and abs((w.y0 + w.y1) / 2 - row.y) <= MERGED_CELL_LINES * row.height
+            and not _DIGIT.search(w.text) and plausibility.parse_unit(w.text) is not None]
+    return min(near, key=lambda w: abs((w.y0 + w.y1) / 2 - row.y)).text if near else None
+
+
+def _states_quantity(index: DatasheetIndex, page: PageInfo, row: Row, setting: re.Match[str], unit: str) -> bool:
+    """Whether a row prints, outside the condition itself, a figure in a unit of the answer's quantity."""
+    rest = numbers_in(row.text[:setting.start()] + " " + row.text[setting.end():])
+    if any(n.unit and plausibility.compatible(n.unit, unit) for n in rest):
+        return True
+    beside = _unit_beside(index, page, row) if any(n.unit is None for n in rest) else None
+    return bool(beside) and bool(plausibility.compatible(beside, unit))
+
+
+def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str) -> list[tuple[int, Row]]:
+    out = []
+    for page in index.pages:
+        for row in visual_rows(index, page):
+            for found in CONDITION.finditer(row.text):
+                if _same_setting(wanted, found) and _states_quantity(index, page, row, found, unit):
+                    out.append((page.number, row))
+                    break
+    return out
+
+
+def _is_wrapped_cell(text: str) -> bool:
+    """A neighbouring line that carries conditions and words only, no figure with a unit: a wrapped cell of the
+    value's row, not another parameter's row."""
+    rest = CONDITION.sub(" ", text)
+    return not any(n.unit for n in numbers_in(rest))
+
+
+def _names_symbol(text: str, symbol: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(symbol)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
+
+
+def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, str] | None:
+    boxes = grounding.detail.get("value_boxes") or []
+    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
+        return None
+    row = row_at(index, grounding.page, boxes[0])
+    if row is None:
+        return None
+    header = header_for(index, grounding.page, row.y)
+    heading = table_heading(index, header) if header else ""
+    # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
+    wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
+               if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height and _is_wrapped_cell(r.text)]
+    return row, " ".join((row.text, *wrapped, heading, str(grounding.detail.get("located_text") or "")))
+
+
+def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    settings = [m for c in ctx.request.get("conditions") or [] for m in CONDITION.finditer(str(c))
+                if (m.group(3) or "").casefold() not in _TEMPERATURE_UNITS]
+    if not settings:
+        return not_evaluable(rule, "the request sets no condition to a value")
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        if grounding.value_index >= len(ctx.submission.values):
+            continue
+        unit = printed(ctx.submission.values[grounding.value_index]).get("unit")
+        read = _context(ctx.document, grounding)
+        if read is None or not unit:
+            continue
+        row, context = read
+        for wanted in settings:
+            if _names_symbol(context, wanted.group(1)):
+                continue
+            elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit) if other is not row]
+            if elsewhere:
+                page, other = elsewhere[0]
+                found.append({"value_index": grounding.value_index, "requested": wanted.group(0),
+                              "row_text": row.text, "condition_page": page, "condition_row": other.text})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    submit = ctx.record.submit_call if ctx.record else None
+    return flag(rule, rule.finding(
+        ctx, f"The request sets {first['requested']}, which the row the value came from (“{first['row_text']}”) "
+             f"does not name, while page {first['condition_page']} states a figure under it "
+             f"(“{first['condition_row']}”): the value belongs to another specification.",
+        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+
+
+CONDITION_RULES: tuple[Rule, ...] = (
+    Rule("condition_elsewhere", "1", Severity.warning,
+         "The requested condition is stated on another row of the document, not on the value's own row.",
+         _condition_elsewhere),
+)

@@ -1,0 +1,55 @@
+"""Is the value a specification at all? ``figure_text``.
+
+A graph's caption and axes print numbers that are not specifications: a selection or a condition in the caption
+(``DC current gain as a function of collector current``, ``Output voltage vs. temperature``), tick labels and
+the figure's drawing number beside the axis titles. A value read from such text cannot be the parameter asked
+for, however exactly it is quoted: flagged when the value's line is a graph caption (a quantity *as a function
+of* or *versus* another, ``vs.`` in lower case: ``Vs`` is a pin). A bare-number quote is not judged here: readers
+quote a table cell that way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.detectors.grounding import Outcome
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.severity import Severity
+from app.detectors.structural import row_at
+
+_CAPTION = re.compile(r"\b(?i:as a function of|versus)\b|\bvs\.?\s|^\s*(?i:fig(?:ure)?)\.?\s*\d")
+
+
+def is_caption(text: str) -> bool:
+    return _CAPTION.search(text) is not None
+
+
+def _figure_text(rule: Rule, ctx: Context) -> Verdict:
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        boxes = grounding.detail.get("value_boxes") or []
+        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
+                or not grounding.page:
+            continue
+        row = row_at(ctx.document, grounding.page, boxes[0])
+        if row is not None and is_caption(row.text):
+            found.append({"kind": "caption", "value_index": grounding.value_index, "page": grounding.page,
+                          "row_text": row.text})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    where = f"the value's line on page {first['page']} is a graph caption (“{first['row_text']}”)"
+    submit = ctx.record.submit_call if ctx.record else None
+    return flag(rule, rule.finding(ctx, f"The value was not read from a specification: {where}.",
+                                   {"span_ids": [submit.span_id] if submit else [], "places": found}))
+
+
+FIGURE_TEXT_RULES: tuple[Rule, ...] = (
+    Rule("figure_text", "1", Severity.warning,
+         "The value comes from a graph's caption, not from a specification.", _figure_text),
+)

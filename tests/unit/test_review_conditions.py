@@ -1,0 +1,74 @@
+"""condition_elsewhere: a value read from a row that does not name the requested condition, while another row
+states a figure under it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.detectors.conditions import CONDITION_RULES
+from app.detectors.grounding import ground_values
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+
+NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 150, 200, 330, 380, 430, 480
+
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    ratings = [(NAME, 60, "Absolute ratings"), (NAME, 80, "Parameter"), (380, 80, "Value"), (UNIT, 80, "Unit"),
+               (NAME, 100, "Continuous sink current"), (380, 100, "35"), (UNIT, 100, "mA"),
+               # The next rating names the condition's symbol: another row, not a wrapped cell of this one.
+               (NAME, 111, "Probe voltage, VPROBE"), (380, 111, "-0.3 to +0.3"), (UNIT, 111, "V")]
+    table = [(NAME, 140, "Parameter"), (SYMBOL, 140, "Symbol"), (COND, 140, "Conditions"), (MIN, 140, "Min"),
+             (TYP, 140, "Typ"), (MAX, 140, "Max"), (UNIT, 140, "Unit"),
+             # Two sub-rows sharing one unit cell, printed between them.
+             (NAME, 160, "Sink current"), (SYMBOL, 160, "ISK"), (COND, 160, "VPROBE = 20mV"), (MIN, 160, "170"),
+             (TYP, 160, "200"), (MAX, 160, "230"), (UNIT, 170, "uA"),
+             (COND, 180, "VPROBE = 60mV"), (MIN, 180, "550"), (TYP, 180, "600"), (MAX, 180, "650"),
+             # A condition cell wrapping over two lines, its value on the second.
+             (NAME, 200, "Sink ripple"), (COND, 200, "VPROBE = 20mV,"), (NAME, 210, "(relative)"),
+             (COND, 210, "fS = 2 kHz"), (TYP, 210, "0.7"), (UNIT, 210, "%"),
+             (NAME, 230, "Sink noise"), (COND, 230, "VPROBE = 20mV"), (TYP, 230, "1.9"), (UNIT, 230, "%")]
+    path = tmp_path_factory.mktemp("pdf") / "conditions.pdf"
+    placed_pdf([[*ratings, *table]], path=path)
+    return open_index(path)
+
+
+def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [1]),
+                  request={"name": "Sink current at 20 mV probe voltage", "unit": "uA", "conditions": conditions})
+    [result] = evaluate(ctx, CONDITION_RULES)
+    return result
+
+
+def test_a_rating_read_for_a_condition_another_row_states_is_flagged(document: DatasheetIndex) -> None:
+    [finding] = verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
+                        ["VPROBE = 20 mV"]).findings
+    [row] = finding.evidence["rows"]
+    assert "VPROBE = 20mV" in row["condition_row"] and row["row_text"].startswith("Continuous")
+
+
+def test_the_row_naming_the_condition_is_clean(document: DatasheetIndex) -> None:
+    result = verdict(document, {"min": 170, "typical": 200, "max": 230, "unit": "uA"},
+                     "Sink current ISK VPROBE = 20mV 170 200 230", ["VPROBE = 20 mV"])
+    assert result.evaluable and not result.findings
+
+
+def test_a_condition_no_row_states_and_a_temperature_are_not_judged(document: DatasheetIndex) -> None:
+    assert not verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
+                       ["VPROBE = 90 mV"]).findings
+    assert not verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
+                       ["TA = 25 °C"]).evaluable
+
+
+def test_a_condition_on_the_wrapped_line_of_the_rows_cell_is_its_own(document: DatasheetIndex) -> None:
+    assert not verdict(document, {"typical": 0.7, "unit": "%"}, "fS = 2 kHz 0.7 %", ["VPROBE = 20 mV"]).findings
