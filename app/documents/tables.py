@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
+from app.documents.column_roles import role_rows, split_cells, split_role_columns
 from app.documents.index import DatasheetIndex, PageInfo
 from app.documents.layout import Cell, cells_from_words
 from app.documents.text import collapse_ws, is_value
@@ -401,8 +402,14 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
         bounds = _refine_with_gutters(cells, [bbox[0] - 1] + columns + [bbox[2] + 1])
     else:
         bounds = _gutter_columns(cells, bbox)
+    keys = {(page.lines[i].block, page.lines[i].line) for i in indices}
+    words = [w for w in page.words if (w.block, w.line) in keys]
+    headers = role_rows(words, cells)
+    if headers:
+        bounds = split_role_columns(bounds, words, headers)
     if len(bounds) < 3:
         return None  # one column is a list, not a table
+    cells = split_cells(cells, words, [(ln.block, ln.line) for ln in page.lines], bounds, headers)
     rows_at = set(_covered_positions([r for r in inner if r.horizontal], bbox[0], bbox[2], 0.25 * width))
     h_rules = [r for r in inner if r.horizontal and any(abs(r.pos - y) <= 2.0 for y in rows_at)
                and bbox[1] + 1 < r.pos < bbox[3] - 1]
