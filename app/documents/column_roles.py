@@ -32,6 +32,7 @@ MAX_HEADER_CELL_WORDS = 8  # a cell holding a limit word among more words than t
 UNIT_MAX_CHARS = 6
 MIN_HEADER_GAP = 0.5  # × word height: wider than a word space, so the head words were set apart on purpose
 MIN_FREE_GAP = 1.0  # pt of the header gap that no value below reaches into
+GAP_STEP = 0.5  # pt between the probes of a header gap
 
 
 def word_role(text: str) -> str | None:
@@ -47,8 +48,11 @@ class RoleRow:
     y1: float
 
 
-def role_rows(words: Sequence[Word], cells: Sequence[Cell]) -> list[RoleRow]:
-    """Visual rows whose role words name at least two different limits (Min and Max, Typ and Max, ...)."""
+def role_rows(words: Sequence[Word], cells: Sequence[Cell], below: Sequence[Word] | None = None) -> list[RoleRow]:
+    """Visual rows whose role words name at least two different limits (Min and Max, Typ and Max, ...) over
+    values: a header heads values printed under it (``below``, by default ``words``), and its limit words stand
+    side by side; a note that speaks of "a minimum or a maximum" heads nothing."""
+    below = words if below is None else below
     candidates = [w for w in words if word_role(w.text)]
     rows: list[list[Word]] = []
     for w in sorted(candidates, key=lambda w: (w.y0 + w.y1) / 2):
@@ -64,7 +68,17 @@ def role_rows(words: Sequence[Word], cells: Sequence[Cell]) -> list[RoleRow]:
         if any(_words_in_cell(c) > MAX_HEADER_CELL_WORDS for c in cells if any(_holds(c, w) for w in row)):
             continue
         row.sort(key=lambda w: w.x0)
-        out.append(RoleRow(row, min(w.y0 for w in row), max(w.y1 for w in row)))
+        top, bottom = min(w.y0 for w in row), max(w.y1 for w in row)
+        limits = [w for w in row if word_role(w.text) in _LIMITS]
+        between = [w for w in words if top - 1 <= (w.y0 + w.y1) / 2 <= bottom + 1
+                   and limits[0].x1 < (w.x0 + w.x1) / 2 < limits[-1].x0]
+        if any(not word_role(w.text) for w in between):
+            continue  # "a minimum or a maximum": the limit words of a header stand side by side
+        under = [w for w in below if (w.y0 + w.y1) / 2 > bottom and row[0].x0 - 10 <= (w.x0 + w.x1) / 2
+                 <= row[-1].x1 + 10 and is_value(w.text)]
+        if len(under) < 2:
+            continue
+        out.append(RoleRow(row, top, bottom))
     return out
 
 
@@ -88,24 +102,26 @@ def split_role_columns(bounds: list[float], words: Sequence[Word], rows: Sequenc
 
 
 def _gap_between(a: Word, b: Word, words: Sequence[Word]) -> float | None:
-    left, right = (a.x0 + a.x1) / 2, (b.x0 + b.x1) / 2
-    covered = sorted((max(w.x0, left), min(w.x1, right)) for w in words if w.x1 > left and w.x0 < right)
-    runs: list[tuple[float, float]] = []
-    cursor = left
-    for x0, x1 in covered:
-        if x0 > cursor:
-            runs.append((cursor, x0))
-        cursor = max(cursor, x1)
-    if cursor < right:
-        runs.append((cursor, right))
-    # The values must leave free some of the gap between the two header words: a value reaching across it is
-    # not laid out under the headers (a merged cell whose numbers could belong to either limit).
-    header_gap = (a.x1, b.x0)
-    free = [(max(r[0], header_gap[0]), min(r[1], header_gap[1])) for r in runs if _overlap(r, header_gap) > 0]
-    if not free:
+    """Middle of the widest stretch of the gap between two header words that the values below leave free. The
+    values must leave some of it free: a value reaching across it is not laid out under the headers (a merged
+    cell whose numbers could belong to either limit). One wide entry among many (``VDD-0.3``) may overhang."""
+    lo, hi = a.x1, b.x0
+    steps = int((hi - lo) / GAP_STEP)
+    if steps < 2:
         return None
-    best = max(free, key=lambda r: r[1] - r[0])
-    if best[1] - best[0] < MIN_FREE_GAP:
+    xs = [lo + (k + 0.5) * GAP_STEP for k in range(steps)]
+    counts = [sum(1 for w in words if w.x0 < x < w.x1) for x in xs]
+    least = min(counts)
+    if least > len(words) // 10:
+        return None
+    runs: list[tuple[float, float]] = []
+    for x, n in zip(xs, counts, strict=True):
+        if n == least and runs and abs(x - GAP_STEP - runs[-1][1]) < 1e-6:
+            runs[-1] = (runs[-1][0], x)
+        elif n == least:
+            runs.append((x, x))
+    best = max(runs, key=lambda r: r[1] - r[0])
+    if best[1] - best[0] + GAP_STEP < MIN_FREE_GAP:
         return None
     return (best[0] + best[1]) / 2
 
@@ -176,5 +192,33 @@ def _words_in_cell(cell: Cell) -> int:
     return len(cell.text.split())
 
 
-def _overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
-    return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+MAX_HEADER_ROW_WORDS = 14
+
+
+def role_row_above(words: Sequence[Word], bbox: Sequence[float],
+                   table_words: Sequence[Word]) -> tuple[RoleRow, list[Word]] | None:
+    """The nearest limit-word header row above a table that has none of its own (a header printed once over a
+    grid that captions cut into several tables), with all the words of that row. Every word of the row must
+    lie within the table's width, so a heading of the other text column or a sentence never qualifies."""
+    above = [w for w in words if w.y1 <= bbox[1] + 1]
+    for row in sorted(role_rows(above, (), table_words), key=lambda r: -r.y1):
+        members = [w for w in above if row.y0 - 1 <= (w.y0 + w.y1) / 2 <= row.y1 + 1]
+        if len(members) > MAX_HEADER_ROW_WORDS:
+            continue
+        if all(bbox[0] - 5 <= w.x0 and w.x1 <= bbox[2] + 5 for w in members):
+            return row, sorted(members, key=lambda w: w.x0)
+    return None
+
+
+def header_labels(members: Sequence[Word], bounds: Sequence[float]) -> list[str]:
+    """One label per column from the words of a header row, each word in the column its centre lies in."""
+    labels: list[list[str]] = [[] for _ in range(len(bounds) - 1)]
+    for w in sorted(members, key=lambda w: w.x0):
+        labels[_column_at((w.x0 + w.x1) / 2, bounds)].append(w.text)
+    return [" ".join(parts) for parts in labels]
+
+
+def limit_columns(row: RoleRow, bounds: Sequence[float]) -> set[int]:
+    return {_column_at((w.x0 + w.x1) / 2, bounds) for w in row.words if word_role(w.text) in _LIMITS}

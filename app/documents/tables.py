@@ -26,8 +26,17 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from app.documents.column_roles import role_rows, split_cells, split_role_columns
-from app.documents.index import DatasheetIndex, PageInfo
+from app.documents.column_roles import (
+    RoleRow,
+    header_labels,
+    limit_columns,
+    role_row_above,
+    role_rows,
+    split_cells,
+    split_role_columns,
+    word_role,
+)
+from app.documents.index import DatasheetIndex, PageInfo, Word
 from app.documents.layout import Cell, cells_from_words
 from app.documents.text import collapse_ws, is_value
 
@@ -404,12 +413,20 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
         bounds = _gutter_columns(cells, bbox)
     keys = {(page.lines[i].block, page.lines[i].line) for i in indices}
     words = [w for w in page.words if (w.block, w.line) in keys]
+    line_keys = [(ln.block, ln.line) for ln in page.lines]
     headers = role_rows(words, cells)
-    if headers:
-        bounds = split_role_columns(bounds, words, headers)
+    # Without a header of its own, the table may sit under one printed once above it.
+    above = None if headers else role_row_above(_words_above(page, bbox), bbox, words)
+    named: set[float] = set()  # boundaries placed between two limit headers: a value crossing one is not shared
+    if headers or above:
+        split = split_role_columns(bounds, words, headers or [above[0]])
+        if above is not None and not _values_under(above[0], split_cells(cells, words, line_keys, split, []), split):
+            above, split = None, bounds
+        named = set(split) - set(bounds)
+        bounds = split
     if len(bounds) < 3:
         return None  # one column is a list, not a table
-    cells = split_cells(cells, words, [(ln.block, ln.line) for ln in page.lines], bounds, headers)
+    cells = split_cells(cells, words, line_keys, bounds, headers)
     rows_at = set(_covered_positions([r for r in inner if r.horizontal], bbox[0], bbox[2], 0.25 * width))
     h_rules = [r for r in inner if r.horizontal and any(abs(r.pos - y) <= 2.0 for y in rows_at)
                and bbox[1] + 1 < r.pos < bbox[3] - 1]
@@ -427,7 +444,7 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
             continue
         leader = list(range(n_cols))
         if columns:
-            members, leader = _merge_across_missing_rules(members, bounds, v_all, band)
+            members, leader = _merge_across_missing_rules(members, bounds, v_all, band, named)
         effective = len(set(leader))
         for sub in _split_band(members, line_h, n_cols, band, value_cols, ruled):
             _spread_values(sub, leader)
@@ -448,12 +465,43 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
         rows, bold, row_width = rows[1:], bold[1:], row_width[1:]
     if captions:
         title = collapse_ws(" ".join(([title] if title else []) + captions))
+    labels = header_labels(above[1], bounds) if above is not None else []
+    if above is not None and _takes_header_above(rows, labels):
+        rows.insert(0, labels)
+        bold.insert(0, [False] * n_cols)
     rows, bold, bounds = _drop_empty(rows, bold, bounds)
     if len(rows) < 2 or len(rows[0]) < 2:
         return None
     return Table(bbox=[round(v, 1) for v in bbox], rows=rows, header_rows=_header_rows(rows, bold),
                  columns=[round(b, 1) for b in bounds], title=title, method="ruled" if ruled else "aligned",
                  bold=bold)
+
+
+def _words_above(page: PageInfo, bbox: list[float]) -> list[Word]:
+    keys = {(ln.block, ln.line) for ln in page.lines if not ln.furniture and ln.y1 <= bbox[1] + 1}
+    return [w for w in page.words if (w.block, w.line) in keys]
+
+
+def _values_under(above: RoleRow, cells: list[Cell], bounds: list[float]) -> bool:
+    """A header row above the table names its columns only if values stand under every one of its limit words,
+    and some row holds values under two of them (the columns line up, it is not another table's header)."""
+    limits = limit_columns(above, bounds)
+    by_row: dict[int, set[int]] = {}
+    for c in cells:
+        k = _column(c, bounds)
+        if k in limits and is_value(c.text):
+            by_row.setdefault(round(c.yc), set()).add(k)
+    filled = set().union(*by_row.values()) if by_row else set()
+    return len(limits) >= 2 and filled == limits and any(len(ks) >= 2 for ks in by_row.values())
+
+
+def _takes_header_above(rows: list[list[str]], labels: list[str]) -> bool:
+    """The table opens with no header of its own (a header row would name a limit), and the header row above
+    labels every column the table fills: a header set on two lines ("Values" over "Min Typ Max", "Unit" centred
+    across both) would otherwise leave some columns unnamed."""
+    if not rows or any(word_role(word) for cell in rows[0] for word in cell.split()):
+        return False
+    return all(labels[k] for k in range(len(labels)) if any(k < len(row) and row[k] for row in rows))
 
 
 def _rule_in(rule: Rule, bbox: list[float], tol: float = 3.0) -> bool:
@@ -561,17 +609,18 @@ def _value_columns(cells: list[Cell], col_of: list[int], n_cols: int) -> set[int
 
 
 def _merge_across_missing_rules(members: list[tuple[Cell, int]], bounds: list[float], v_rules: list[Rule],
-                                band: _Band) -> tuple[list[tuple[Cell, int]], list[int]]:
+                                band: _Band, named: set[float]) -> tuple[list[tuple[Cell, int]], list[int]]:
     """Inside a band, a column boundary with no vertical rule through it joins its neighbours (a caption, a note,
-    or one value shared by two columns): cells move to the leftmost column of their span. Returns the members
-    and, per column, the leftmost column of its span."""
+    or one value shared by two columns): cells move to the leftmost column of their span. A boundary between two
+    limit headers (``named``) always holds: a wide value under it belongs where its centre is. Returns the
+    members and, per column, the leftmost column of its span."""
     mid = (band.top + band.bottom) / 2
     present = [True]
     for x in bounds[1:-1]:
         ruled_here = any(abs(r.pos - x) <= 2.5 and r.lo <= mid <= r.hi for r in v_rules)
         # Zebra tables draw column edges on shaded rows only: merge only where text actually crosses the line.
         crossed = any(c.x0 < x - 2 and c.x1 > x + 2 for c, _ in members)
-        present.append(ruled_here or not crossed)
+        present.append(ruled_here or not crossed or x in named)
     leader = []
     current = 0
     for k, has_rule in enumerate(present):

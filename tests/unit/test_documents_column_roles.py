@@ -140,3 +140,76 @@ def test_merged_header_words_over_separate_ruled_value_cells(tmp_path: Path) -> 
     assert rows[0][1:] == ["Min.", "Typ.", "Max.", "Units", "Test Conditions"]
     assert rows[1] == ["Input rise time", "—", "32", "48", "ns", "CL = 1 nF"]
     assert rows[3] == ["Output hold time", "12", "—", "—", "ns", "VS = 0 V"]
+
+
+def _grid(page: pymupdf.Page, top: float, rows: list[tuple[str, str, str, str, str]], xs: dict[str, float],
+          edges: list[float]) -> float:
+    """Ruled rows whose limit values share one ruled column (no rules between Min, Typ and Max)."""
+    row_h = 16
+    for k, (name, low, typ, high, unit) in enumerate(rows):
+        base = top + k * row_h + 11
+        _text(page, edges[0] + 3, base, name)
+        for key, value in (("min", low), ("typ", typ), ("max", high), ("unit", unit)):
+            if value:
+                _text(page, xs[key], base, value)
+    bottom = top + len(rows) * row_h
+    for k in range(len(rows) + 1):
+        page.draw_line((edges[0], top + k * row_h), (edges[-1], top + k * row_h))
+    for x in edges:
+        page.draw_line((x, top), (x, bottom))
+    return bottom
+
+
+def test_a_header_printed_once_above_names_the_grids_under_it(tmp_path: Path) -> None:
+    """One header row over two ruled grids that a caption separates: neither grid has a header of its own."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    xs = {"min": 300.0, "typ": 345.0, "max": 390.0, "unit": 445.0}
+    edges = [50, 290, 435, 490]
+    _text(page, 53, 100, "PARAMETER")
+    for key, label in (("min", "MIN"), ("typ", "TYP"), ("max", "MAX"), ("unit", "UNIT")):
+        _text(page, xs[key], 100, label)
+    _text(page, 53, 120, "OSCILLATOR")
+    bottom = _grid(page, 130, [("Start-up time", "0.20", "0.35", "0.90", "ms"),
+                               ("Frequency drift", "", "12", "40", "ppm"),
+                               ("Duty cycle", "45", "", "55", "%")], xs, edges)
+    _text(page, 53, bottom + 60, "OUTPUT STAGE")  # far enough below that the two grids stay two tables
+    _grid(page, bottom + 70, [("Rise time", "", "6.5", "9.0", "ns"),
+                              ("Fall time", "", "5.5", "8.0", "ns"),
+                              ("Output swing", "2.9", "3.1", "", "V")], xs, edges)
+    path = tmp_path / "header_above.pdf"
+    doc.save(str(path))
+    doc.close()
+    tables = page_tables(index_of(path), 1)
+    grids = [_rows(t.markdown()) for t in tables if "Rise time" in t.markdown() or "Duty cycle" in t.markdown()]
+    assert len(grids) == 2
+    for rows in grids:
+        assert rows[0] == ["PARAMETER", "MIN", "TYP", "MAX", "UNIT"]
+    assert grids[0][2] == ["Frequency drift", "", "12", "40", "ppm"]
+    assert grids[0][3] == ["Duty cycle", "45", "", "55", "%"]
+    assert grids[1][1] == ["Rise time", "", "6.5", "9.0", "ns"]
+    assert grids[1][3] == ["Output swing", "2.9", "3.1", "", "V"]
+
+
+def test_a_sentence_naming_a_minimum_and_a_maximum_splits_nothing(tmp_path: Path) -> None:
+    """A note inside a table that speaks of a minimum and a maximum, over values, is not a header row."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    y = 100
+    for name, first, second in (("Profile step", "Process A", "Process B"), ("Soak time", "60 s", "90 s"),
+                                ("Peak level", "12.5", "14.0"), ("Hold time", "20", "30"), ("Cool time", "25", "35")):
+        _text(page, 50, y, name)
+        _text(page, 250, y, first)
+        _text(page, 400, y, second)
+        y += 16
+        if name == "Peak level":  # a note between rows; its two limit words fall inside the second column
+            _text(page, 180, y, "* a minimum or a maximum")
+            y += 16
+    path = tmp_path / "footnote.pdf"
+    doc.save(str(path))
+    doc.close()
+    tables = page_tables(index_of(path), 1)
+    assert tables
+    rows = _rows(tables[0].markdown())
+    assert rows[1] == ["Soak time", "60 s", "90 s"]
+    assert rows[-1] == ["Cool time", "25", "35"]
