@@ -9,7 +9,12 @@ row settles it, the way stream-mode extractors do: each limit word sits over its
   words below leave there (``split_role_columns``);
 * a cell whose words fall into different columns is split into those columns (``split_cells``), but only when
   that cannot cut a phrase: header cells of a limit-word row, runs of values, or values followed by their unit
-  where the unit has a column of its own. A parameter name or a condition (``VIN = 5 V``) stays whole.
+  where the unit has a column of its own. A parameter name or a condition (``VIN = 5 V``) stays whole;
+* a table with no such row of its own may sit under one printed once above a frame that captions cut into
+  several grids (``role_row_above``): that row then splits and labels its columns.
+
+A row of limit words is a header only if its limit words stand side by side and values stand under them, so
+a note that mentions "a minimum or a maximum" never splits anything.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ UNIT_MAX_CHARS = 6
 MIN_HEADER_GAP = 0.5  # × word height: wider than a word space, so the head words were set apart on purpose
 MIN_FREE_GAP = 1.0  # pt of the header gap that no value below reaches into
 GAP_STEP = 0.5  # pt between the probes of a header gap
+MAX_HEADER_ROW_WORDS = 14  # a header row printed above a table: labels, not a sentence
 
 
 def word_role(text: str) -> str | None:
@@ -190,11 +196,6 @@ def _holds(cell: Cell, word: Word) -> bool:
 
 def _words_in_cell(cell: Cell) -> int:
     return len(cell.text.split())
-
-
-
-
-MAX_HEADER_ROW_WORDS = 14
 
 
 def role_row_above(words: Sequence[Word], bbox: Sequence[float],

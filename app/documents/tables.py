@@ -8,6 +8,8 @@ reads the page's ruling lines once (``get_cdrawings``, a few ms) and places the 
 * rows: horizontal rules split the table into bands; inside a band, rows are anchored on the value cells.
   Datasheet tables often stack several condition lines in one ruled cell, each with its own min/typ/max: the
   anchors keep each value on the line of its condition, even where the text layer interleaves them;
+* limit columns: a header row naming Min/Typ/Max (inside the table, or printed once above it) splits columns
+  the text layer merged, by the positions of its words (``app.documents.column_roles``);
 * merged cells: a cell with no rule between it and the band above (a parameter name spanning two condition
   rows), or a single symbol/unit cell centred across a band's sub-rows, is repeated on every row it spans, so
   each markdown row reads on its own.
@@ -414,16 +416,9 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
     keys = {(page.lines[i].block, page.lines[i].line) for i in indices}
     words = [w for w in page.words if (w.block, w.line) in keys]
     line_keys = [(ln.block, ln.line) for ln in page.lines]
-    headers = role_rows(words, cells)
-    # Without a header of its own, the table may sit under one printed once above it.
-    above = None if headers else role_row_above(_words_above(page, bbox), bbox, words)
-    named: set[float] = set()  # boundaries placed between two limit headers: a value crossing one is not shared
-    if headers or above:
-        split = split_role_columns(bounds, words, headers or [above[0]])
-        if above is not None and not _values_under(above[0], split_cells(cells, words, line_keys, split, []), split):
-            above, split = None, bounds
-        named = set(split) - set(bounds)
-        bounds = split
+    headers, above, split = _limit_headers(page, bbox, cells, words, line_keys, bounds)
+    named = set(split) - set(bounds)  # boundaries between two limit headers: a value crossing one is not shared
+    bounds = split
     if len(bounds) < 3:
         return None  # one column is a list, not a table
     cells = split_cells(cells, words, line_keys, bounds, headers)
@@ -475,6 +470,23 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
     return Table(bbox=[round(v, 1) for v in bbox], rows=rows, header_rows=_header_rows(rows, bold),
                  columns=[round(b, 1) for b in bounds], title=title, method="ruled" if ruled else "aligned",
                  bold=bold)
+
+
+def _limit_headers(page: PageInfo, bbox: list[float], cells: list[Cell], words: list[Word],
+                   line_keys: list[tuple[int, int]], bounds: list[float],
+                   ) -> tuple[list[RoleRow], tuple[RoleRow, list[Word]] | None, list[float]]:
+    """The table's Min/Typ/Max header rows, or else the one printed above it (with all its words), and the
+    column boundaries they call for (see ``app.documents.column_roles``)."""
+    headers = role_rows(words, cells)
+    if headers:
+        return headers, None, split_role_columns(bounds, words, headers)
+    above = role_row_above(_words_above(page, bbox), bbox, words)
+    if above is None:
+        return [], None, bounds
+    split = split_role_columns(bounds, words, [above[0]])
+    if not _values_under(above[0], split_cells(cells, words, line_keys, split, []), split):
+        return [], None, bounds
+    return [], above, split
 
 
 def _words_above(page: PageInfo, bbox: list[float]) -> list[Word]:
