@@ -8,6 +8,8 @@ reads the page's ruling lines once (``get_cdrawings``, a few ms) and places the 
 * rows: horizontal rules split the table into bands; inside a band, rows are anchored on the value cells.
   Datasheet tables often stack several condition lines in one ruled cell, each with its own min/typ/max: the
   anchors keep each value on the line of its condition, even where the text layer interleaves them;
+* limit columns: a header row naming Min/Typ/Max (inside the table, or printed once above it) splits columns
+  the text layer merged, by the positions of its words (``app.documents.column_roles``);
 * merged cells: a cell with no rule between it and the band above (a parameter name spanning two condition
   rows), or a single symbol/unit cell centred across a band's sub-rows, is repeated on every row it spans, so
   each markdown row reads on its own.
@@ -26,7 +28,17 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from app.documents.index import DatasheetIndex, PageInfo
+from app.documents.column_roles import (
+    RoleRow,
+    header_labels,
+    limit_columns,
+    role_row_above,
+    role_rows,
+    split_cells,
+    split_role_columns,
+    word_role,
+)
+from app.documents.index import DatasheetIndex, PageInfo, Word
 from app.documents.layout import Cell, cells_from_words
 from app.documents.text import collapse_ws, is_value
 
@@ -401,8 +413,15 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
         bounds = _refine_with_gutters(cells, [bbox[0] - 1] + columns + [bbox[2] + 1])
     else:
         bounds = _gutter_columns(cells, bbox)
+    keys = {(page.lines[i].block, page.lines[i].line) for i in indices}
+    words = [w for w in page.words if (w.block, w.line) in keys]
+    line_keys = [(ln.block, ln.line) for ln in page.lines]
+    headers, above, split = _limit_headers(page, bbox, cells, words, line_keys, bounds)
+    named = set(split) - set(bounds)  # boundaries between two limit headers: a value crossing one is not shared
+    bounds = split
     if len(bounds) < 3:
         return None  # one column is a list, not a table
+    cells = split_cells(cells, words, line_keys, bounds, headers)
     rows_at = set(_covered_positions([r for r in inner if r.horizontal], bbox[0], bbox[2], 0.25 * width))
     h_rules = [r for r in inner if r.horizontal and any(abs(r.pos - y) <= 2.0 for y in rows_at)
                and bbox[1] + 1 < r.pos < bbox[3] - 1]
@@ -420,7 +439,7 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
             continue
         leader = list(range(n_cols))
         if columns:
-            members, leader = _merge_across_missing_rules(members, bounds, v_all, band)
+            members, leader = _merge_across_missing_rules(members, bounds, v_all, band, named)
         effective = len(set(leader))
         for sub in _split_band(members, line_h, n_cols, band, value_cols, ruled):
             _spread_values(sub, leader)
@@ -441,12 +460,60 @@ def _build_table(page: PageInfo, bbox: list[float], rules: list[Rule], ruled: bo
         rows, bold, row_width = rows[1:], bold[1:], row_width[1:]
     if captions:
         title = collapse_ws(" ".join(([title] if title else []) + captions))
+    labels = header_labels(above[1], bounds) if above is not None else []
+    if above is not None and _takes_header_above(rows, labels):
+        rows.insert(0, labels)
+        bold.insert(0, [False] * n_cols)
     rows, bold, bounds = _drop_empty(rows, bold, bounds)
     if len(rows) < 2 or len(rows[0]) < 2:
         return None
     return Table(bbox=[round(v, 1) for v in bbox], rows=rows, header_rows=_header_rows(rows, bold),
                  columns=[round(b, 1) for b in bounds], title=title, method="ruled" if ruled else "aligned",
                  bold=bold)
+
+
+def _limit_headers(page: PageInfo, bbox: list[float], cells: list[Cell], words: list[Word],
+                   line_keys: list[tuple[int, int]], bounds: list[float],
+                   ) -> tuple[list[RoleRow], tuple[RoleRow, list[Word]] | None, list[float]]:
+    """The table's Min/Typ/Max header rows, or else the one printed above it (with all its words), and the
+    column boundaries they call for (see ``app.documents.column_roles``)."""
+    headers = role_rows(words, cells)
+    if headers:
+        return headers, None, split_role_columns(bounds, words, headers)
+    above = role_row_above(_words_above(page, bbox), bbox, words)
+    if above is None:
+        return [], None, bounds
+    split = split_role_columns(bounds, words, [above[0]])
+    if not _values_under(above[0], split_cells(cells, words, line_keys, split, []), split):
+        return [], None, bounds
+    return [], above, split
+
+
+def _words_above(page: PageInfo, bbox: list[float]) -> list[Word]:
+    keys = {(ln.block, ln.line) for ln in page.lines if not ln.furniture and ln.y1 <= bbox[1] + 1}
+    return [w for w in page.words if (w.block, w.line) in keys]
+
+
+def _values_under(above: RoleRow, cells: list[Cell], bounds: list[float]) -> bool:
+    """A header row above the table names its columns only if values stand under every one of its limit words,
+    and some row holds values under two of them (the columns line up, it is not another table's header)."""
+    limits = limit_columns(above, bounds)
+    by_row: dict[int, set[int]] = {}
+    for c in cells:
+        k = _column(c, bounds)
+        if k in limits and is_value(c.text):
+            by_row.setdefault(round(c.yc), set()).add(k)
+    filled = set().union(*by_row.values()) if by_row else set()
+    return len(limits) >= 2 and filled == limits and any(len(ks) >= 2 for ks in by_row.values())
+
+
+def _takes_header_above(rows: list[list[str]], labels: list[str]) -> bool:
+    """The table opens with no header of its own (a header row would name a limit), and the header row above
+    labels every column the table fills: a header set on two lines ("Values" over "Min Typ Max", "Unit" centred
+    across both) would otherwise leave some columns unnamed."""
+    if not rows or any(word_role(word) for cell in rows[0] for word in cell.split()):
+        return False
+    return all(labels[k] for k in range(len(labels)) if any(k < len(row) and row[k] for row in rows))
 
 
 def _rule_in(rule: Rule, bbox: list[float], tol: float = 3.0) -> bool:
@@ -554,17 +621,18 @@ def _value_columns(cells: list[Cell], col_of: list[int], n_cols: int) -> set[int
 
 
 def _merge_across_missing_rules(members: list[tuple[Cell, int]], bounds: list[float], v_rules: list[Rule],
-                                band: _Band) -> tuple[list[tuple[Cell, int]], list[int]]:
+                                band: _Band, named: set[float]) -> tuple[list[tuple[Cell, int]], list[int]]:
     """Inside a band, a column boundary with no vertical rule through it joins its neighbours (a caption, a note,
-    or one value shared by two columns): cells move to the leftmost column of their span. Returns the members
-    and, per column, the leftmost column of its span."""
+    or one value shared by two columns): cells move to the leftmost column of their span. A boundary between two
+    limit headers (``named``) always holds: a wide value under it belongs where its centre is. Returns the
+    members and, per column, the leftmost column of its span."""
     mid = (band.top + band.bottom) / 2
     present = [True]
     for x in bounds[1:-1]:
         ruled_here = any(abs(r.pos - x) <= 2.5 and r.lo <= mid <= r.hi for r in v_rules)
         # Zebra tables draw column edges on shaded rows only: merge only where text actually crosses the line.
         crossed = any(c.x0 < x - 2 and c.x1 > x + 2 for c, _ in members)
-        present.append(ruled_here or not crossed)
+        present.append(ruled_here or not crossed or x in named)
     leader = []
     current = 0
     for k, has_rule in enumerate(present):
