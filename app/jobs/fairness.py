@@ -197,12 +197,13 @@ def make_way(job_id: str, owner: str) -> bool:
 
 def yield_job(job_id: str, owner: str) -> str:
     """Put a running job back in the queue (lease released, the delivery not counted); returns its status. The
-    caller sees to its wake-up (:func:`make_way`)."""
+    caller sees to its wake-up (:func:`make_way`): one it sends, or on a hand-off the message of the job it
+    claimed, still in the broker; either way the job is marked as having one outstanding (``woken_at``)."""
     with session_scope() as session:
         moved = session.execute(
             update(Job).where(Job.id == job_id, Job.lease_owner == owner, Job.status == JobStatus.running.value)
             .values(status=JobStatus.queued.value, lease_owner=None, lease_expires_at=None,
-                    deliveries=Job.deliveries - 1)
+                    deliveries=Job.deliveries - 1, woken_at=utcnow())
             .execution_options(synchronize_session=False)
         ).rowcount
     if moved:

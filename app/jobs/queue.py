@@ -6,15 +6,20 @@ The API only produces messages; it never imports the worker package. Both sides 
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from celery import Celery
+from sqlalchemy import update
 
 from app.config import get_settings
+from app.db import session_scope
 from app.dispatch.propagation import job_message_headers
 from app.errors import ServiceUnavailable
 from app.jobs import sql_broker
+from app.tables.jobs import Job
+from app.timeutil import utcnow
 
 sql_broker.register()
 
@@ -22,6 +27,9 @@ RUN_JOB_TASK = "dsx.run_job"
 # How often an idle embedded worker looks for a message; also the longest a freed worker waits for its next job.
 SQL_BROKER_POLLING_INTERVAL_S = 0.1
 QUEUE = "dsx"
+# How long a message taken by a worker that vanished stays invisible before Redis returns it to the queue; also how
+# long the sweeper trusts a wake-up it has sent to be in the broker (app/jobs/sweeper.py).
+REDELIVERY_WINDOW_S = 3600
 
 
 def celery_config() -> dict[str, Any]:
@@ -45,7 +53,7 @@ def celery_config() -> dict[str, Any]:
 def _transport_options(broker_url: str) -> dict[str, Any]:
     if broker_url.startswith("redis"):
         # Unacked messages return to the queue after this long if a worker vanished.
-        return {"visibility_timeout": 3600}
+        return {"visibility_timeout": REDELIVERY_WINDOW_S}
     if broker_url.split("+", 1)[0] in sql_broker.SCHEMES:
         return {"polling_interval": SQL_BROKER_POLLING_INTERVAL_S}
     return {}
@@ -63,13 +71,24 @@ def producer() -> Celery:
 
 
 def enqueue(job_id: str) -> None:
+    """Send a wake-up naming ``job_id`` and note it on the job row (``woken_at``), so the sweeper knows the job
+    has a message outstanding; a send that fails clears the note again."""
+    _note_wake_up(job_id, utcnow())
     try:
         # The submitting request's trace and ids travel with the message, so the worker continues that trace.
         producer().send_task(RUN_JOB_TASK, args=[job_id], queue=QUEUE, retry=True, headers=job_message_headers(),
                              retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
     except Exception as exc:  # noqa: BLE001 - any broker failure is the same to the client
+        _note_wake_up(job_id, None)
         raise ServiceUnavailable(f"The job queue is unavailable: {exc}", code="broker_unavailable",
                                  retry_after=5) from exc
+
+
+def _note_wake_up(job_id: str, sent_at: datetime | None) -> None:
+    with session_scope() as session:
+        # Not an activity of the job: updated_at (the sweeper's staleness, the tenant order) stays as it is.
+        session.execute(update(Job).where(Job.id == job_id).values(woken_at=sent_at, updated_at=Job.updated_at)
+                        .execution_options(synchronize_session=False))
 
 
 def broker_ready() -> tuple[bool, str]:

@@ -1,6 +1,12 @@
-"""Re-enqueue jobs that no worker is moving: queued jobs whose message was lost (broker down at submit time)
-and running jobs whose worker died (expired lease). The job row is the source of truth; the broker message is
-only a wake-up call, so sending one twice is harmless.
+"""Re-enqueue jobs that no worker is moving and that have no wake-up outstanding: queued jobs whose message was
+lost (broker down at submit time, a failed send) and running jobs whose worker died (expired lease). The job row
+is the source of truth; the broker message is only a wake-up call, so sending one twice is harmless, but every
+extra one inflates the queue depth the worker autoscaling reads.
+
+A job waiting behind a long backlog is not lost: its wake-up is in the broker (``Job.woken_at`` is set when one
+is sent and cleared when a delivery takes the job, app/jobs/leases.py). So a waiting job is re-sent only when it
+has none outstanding, or when the last one is older than the broker's redelivery window (a broker that lost its
+data): at most one wake-up per job in the queue, whatever the backlog.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from sqlalchemy import and_, or_, select, update
 
 from app.config import get_settings
 from app.db import session_scope
-from app.jobs.queue import enqueue
+from app.jobs.queue import REDELIVERY_WINDOW_S, enqueue
 from app.tables.jobs import Job, JobStatus
 from app.timeutil import utcnow
 
@@ -25,11 +31,13 @@ def sweep() -> list[str]:
     settings = get_settings()
     now = utcnow()
     stale_before = now - timedelta(seconds=settings.requeue_after_s)
+    unannounced = or_(Job.woken_at.is_(None), Job.woken_at < now - timedelta(seconds=REDELIVERY_WINDOW_S))
     requeued: list[str] = []
     with session_scope() as session:
         candidates = list(session.scalars(
             select(Job.id).where(
                 Job.updated_at < stale_before,
+                unannounced,
                 or_(
                     Job.status == JobStatus.queued.value,
                     and_(Job.status == JobStatus.running.value,
@@ -41,7 +49,8 @@ def sweep() -> list[str]:
         with session_scope() as session:
             # Claim the re-enqueue so concurrent sweepers in other workers do not all send one.
             claimed = session.execute(
-                update(Job).where(Job.id == job_id, Job.updated_at < stale_before).values(updated_at=now)
+                update(Job).where(Job.id == job_id, Job.updated_at < stale_before, unannounced)
+                .values(updated_at=now, woken_at=now)
                 .execution_options(synchronize_session=False)
             ).rowcount
         if claimed:
