@@ -6,6 +6,7 @@ The API only produces messages; it never imports the worker package. Both sides 
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -22,6 +23,8 @@ from app.tables.jobs import Job
 from app.timeutil import utcnow
 
 sql_broker.register()
+
+log = logging.getLogger(__name__)
 
 RUN_JOB_TASK = "dsx.run_job"
 # How often an idle embedded worker looks for a message; also the longest a freed worker waits for its next job.
@@ -82,6 +85,17 @@ def enqueue(job_id: str) -> None:
         _note_wake_up(job_id, None)
         raise ServiceUnavailable(f"The job queue is unavailable: {exc}", code="broker_unavailable",
                                  retry_after=5) from exc
+
+
+def queue_depth() -> int | None:
+    """Messages waiting in the job queue (not those workers hold), or None when the broker cannot say."""
+    try:
+        with producer().connection_for_write() as connection:
+            # Not passive: an emptied queue may no longer exist in the broker, and then it holds 0 messages.
+            return int(connection.default_channel.queue_declare(queue=QUEUE).message_count)
+    except Exception:  # noqa: BLE001 - the broker is down: nothing can be sent either
+        log.warning("could not read the job queue's depth", exc_info=True)
+        return None
 
 
 def _note_wake_up(job_id: str, sent_at: datetime | None) -> None:

@@ -144,3 +144,23 @@ def test_a_wake_up_that_could_not_be_sent_is_left_to_the_sweeper(job_id: str,
     _age(job_id, updated_at=timedelta(minutes=10))
     assert sweeper.sweep() == [job_id]
     assert _job(job_id).woken_at is not None and _queue_depth() == 1
+
+
+def test_wake_ups_a_broker_lost_are_sent_again(dsx_env) -> None:  # noqa: ANN001
+    job_ids = []
+    for _ in range(3):
+        with session_scope() as session:
+            job, _ = service.create_job(session, data=text_pdf(["Supply voltage 5 V"]), filename="x.pdf",
+                                        parameters=json.dumps(["Supply voltage"]))
+        queue.enqueue(job.id)
+        job_ids.append(job.id)
+    for minutes, job_id in zip((30, 20, 10), job_ids, strict=True):
+        _age(job_id, updated_at=timedelta(minutes=minutes), woken_at=timedelta(minutes=minutes))
+    assert sweeper.sweep() == []
+
+    with queue.producer().connection_for_write() as connection:  # the broker restarts empty
+        connection.default_channel.queue_purge(queue.QUEUE)
+    assert queue.queue_depth() == 0
+    assert sweeper.sweep() == job_ids  # the longest-waiting first
+    assert _queue_depth() == 3
+    assert sweeper.sweep() == []  # one per waiting job again: nothing more
