@@ -54,6 +54,21 @@ def test_duplicate_delivery_while_leased_is_dropped(job_id: str) -> None:
     assert job.deliveries == 0 and job.lease_owner == "worker-a"
 
 
+def test_a_job_cancelled_as_its_delivery_starts_is_left_cancelled(job_id: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    real_acquire = leases.acquire
+
+    def cancelled_meanwhile(session, claimed: str, owner: str) -> bool:  # noqa: ANN001
+        with session_scope() as other:
+            service.cancel_job(other, claimed)
+        return real_acquire(session, claimed, owner)
+
+    monkeypatch.setattr(leases, "acquire", cancelled_meanwhile)
+    assert extraction_flow.run(job_id, owner="worker-a") == "cancelled"
+    job = _job(job_id)
+    assert job.status == "cancelled" and job.lease_owner is None and job.deliveries == 0
+
+
 def test_poison_job_fails_after_max_deliveries(job_id: str, dsx_env) -> None:  # noqa: ANN001
     _set(job_id, deliveries=dsx_env.max_deliveries)
     assert extraction_flow.run(job_id, owner="worker-a") == "failed"
