@@ -49,7 +49,7 @@ from sqlalchemy.orm import Session
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import leases
-from app.jobs.queue import enqueue
+from app.jobs.queue import wake
 from app.tables.jobs import Job, JobStatus
 from app.timeutil import utcnow
 
@@ -213,6 +213,6 @@ def yield_job(job_id: str, owner: str) -> str:
 
 def _wake(job_id: str) -> None:
     try:
-        enqueue(job_id)
+        wake(job_id)
     except Exception:  # noqa: BLE001 - the sweeper re-enqueues a queued job whose message was lost
         log.warning("could not send a wake-up for job %s; the sweeper will", job_id, exc_info=True)

@@ -74,9 +74,8 @@ def producer() -> Celery:
 
 
 def enqueue(job_id: str) -> None:
-    """Send a wake-up naming ``job_id`` and note it on the job row (``woken_at``), so the sweeper knows the job
-    has a message outstanding; a send that fails clears the note again."""
-    _note_wake_up(job_id, utcnow())
+    """Send a wake-up naming ``job_id``. The job row says one is outstanding (``woken_at``: set when the job is
+    stored, by :func:`wake` or by the sweeper); a send that fails clears that again."""
     try:
         # The submitting request's trace and ids travel with the message, so the worker continues that trace.
         producer().send_task(RUN_JOB_TASK, args=[job_id], queue=QUEUE, retry=True, headers=job_message_headers(),
@@ -85,6 +84,12 @@ def enqueue(job_id: str) -> None:
         _note_wake_up(job_id, None)
         raise ServiceUnavailable(f"The job queue is unavailable: {exc}", code="broker_unavailable",
                                  retry_after=5) from exc
+
+
+def wake(job_id: str) -> None:
+    """Note a wake-up on the job row, then send it (for a job whose row does not say so yet)."""
+    _note_wake_up(job_id, utcnow())
+    enqueue(job_id)
 
 
 def queue_depth() -> int | None:

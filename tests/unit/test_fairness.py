@@ -167,7 +167,7 @@ def test_a_claim_that_lost_every_race_looks_again(dsx_env, monkeypatch: pytest.M
 
 def _recorded_wakes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     wakes: list[str] = []
-    monkeypatch.setattr(fairness, "enqueue", wakes.append)
+    monkeypatch.setattr(fairness, "wake", wakes.append)
     return wakes
 
 

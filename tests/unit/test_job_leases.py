@@ -81,7 +81,8 @@ def test_sweeper_requeues_lost_and_orphaned_jobs_once(job_id: str, monkeypatch: 
     monkeypatch.setattr(sweeper, "enqueue", sent.append)
     assert sweeper.sweep() == []  # fresh queued job: its message is presumably on the way
 
-    _set(job_id, updated_at=utcnow() - timedelta(minutes=10))
+    # stored long ago, its wake-up never sent (the API process died in between): the queue is short of one
+    _set(job_id, updated_at=utcnow() - timedelta(minutes=10), woken_at=utcnow() - timedelta(minutes=10))
     assert sweeper.sweep() == [job_id]
     assert sweeper.sweep() == []  # claimed: not sent again right away
 
