@@ -98,6 +98,7 @@ class Settings(BaseSettings):
     # On SIGTERM, how long running jobs may go on before the worker stops (keep below the pod's grace period).
     worker_soft_shutdown_s: float = 600.0
     fair_scheduling: bool = True  # share workers equally between tenants (app/jobs/fairness.py)
+    worker_warm_up: bool = True  # a pool process pays its first-use costs before taking work (workers/warmup.py)
 
     # Review rules: per-rule overrides {"rule": {"enabled": bool, "severity": str, ...options}} (JSON).
     review_rules: dict[str, dict[str, Any]] = Field(default_factory=dict)

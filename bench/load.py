@@ -412,6 +412,16 @@ async def read_storm(base: str, job_ids: list[str], reads: int, api_processes: i
             "cpu": cpu}
 
 
+def _psutil() -> Any:
+    """psutil when installed, else the /proc stand-in beside this file (psutil is not a project dependency)."""
+    try:
+        import psutil
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import procstat as psutil
+    return psutil
+
+
 class CpuMeter:
     """CPU seconds per wall second, from creation to :meth:`stop`, of the API (the process listening on ``base``'s
     port and its descendants: the server processes when there are several, the PDF-check children), of everything
@@ -420,7 +430,7 @@ class CpuMeter:
     cores are, and then the share our stack got of them says how much went to other work on the machine."""
 
     def __init__(self, base: str, api_processes: int = 1) -> None:
-        import psutil
+        psutil = _psutil()
 
         port = int(base.rsplit(":", 1)[1])
         self.api_processes = api_processes
@@ -440,7 +450,7 @@ class CpuMeter:
     def _api(self) -> list[Any]:
         if self.api is None:
             return []
-        import psutil
+        psutil = _psutil()
 
         try:
             return [self.api, *self.api.children(recursive=True)]
@@ -448,7 +458,7 @@ class CpuMeter:
             return [self.api]
 
     def _others(self) -> list[Any]:
-        import psutil
+        psutil = _psutil()
 
         api_pids = {p.pid for p in self._api()}
         return [p for p in psutil.process_iter()
@@ -456,7 +466,7 @@ class CpuMeter:
 
     @staticmethod
     def _per_pid(processes: list[Any]) -> dict[int, float]:
-        import psutil
+        psutil = _psutil()
 
         seconds: dict[int, float] = {}
         for process in processes:
@@ -473,7 +483,7 @@ class CpuMeter:
         return sum(seconds - before.get(pid, 0.0) for pid, seconds in now.items())
 
     def stop(self) -> dict[str, float]:
-        import psutil
+        psutil = _psutil()
 
         wall = max(time.monotonic() - self.started, 1e-9)
         after = psutil.cpu_times()

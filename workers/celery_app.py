@@ -44,6 +44,17 @@ def _fresh_connections(**_kwargs) -> None:  # noqa: ANN003
     reset_engines()
 
 
+@worker_process_init.connect
+def _warm_up(**_kwargs) -> None:  # noqa: ANN003
+    # Before the child reports up, so that no job waits for its first-use costs (workers/warmup.py).
+    from app.config import get_settings
+
+    if get_settings().worker_warm_up:
+        from workers.warmup import warm_up
+
+        warm_up()
+
+
 @worker_init.connect
 def _fresh_metrics_dir(**_kwargs) -> None:  # noqa: ANN003
     # In the parent, before the pool starts: what dead processes of this host left is an earlier run's.

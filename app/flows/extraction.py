@@ -56,6 +56,10 @@ def _process(job_id: str, owner: str) -> str:
             log.info("job %s is held by %s; dropping this duplicate delivery", job_id, job.lease_owner)
             return status.value
         session.refresh(job)
+        status = JobStatus(job.status)
+        if status.is_terminal:  # cancelled after it was read above (or after a fair claim picked it)
+            leases.release(session, job_id, owner)
+            return status.value
         job.deliveries += 1
         if job.deliveries > settings.max_deliveries:
             failures.fail_as_poison(job)

@@ -49,7 +49,7 @@ from sqlalchemy.orm import Session
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import leases
-from app.jobs.queue import enqueue
+from app.jobs.queue import wake
 from app.tables.jobs import Job, JobStatus
 from app.timeutil import utcnow
 
@@ -197,12 +197,13 @@ def make_way(job_id: str, owner: str) -> bool:
 
 def yield_job(job_id: str, owner: str) -> str:
     """Put a running job back in the queue (lease released, the delivery not counted); returns its status. The
-    caller sees to its wake-up (:func:`make_way`)."""
+    caller sees to its wake-up (:func:`make_way`): one it sends, or on a hand-off the message of the job it
+    claimed, still in the broker; either way the job is marked as having one outstanding (``woken_at``)."""
     with session_scope() as session:
         moved = session.execute(
             update(Job).where(Job.id == job_id, Job.lease_owner == owner, Job.status == JobStatus.running.value)
             .values(status=JobStatus.queued.value, lease_owner=None, lease_expires_at=None,
-                    deliveries=Job.deliveries - 1)
+                    deliveries=Job.deliveries - 1, woken_at=utcnow())
             .execution_options(synchronize_session=False)
         ).rowcount
     if moved:
@@ -212,6 +213,6 @@ def yield_job(job_id: str, owner: str) -> str:
 
 def _wake(job_id: str) -> None:
     try:
-        enqueue(job_id)
+        wake(job_id)
     except Exception:  # noqa: BLE001 - the sweeper re-enqueues a queued job whose message was lost
         log.warning("could not send a wake-up for job %s; the sweeper will", job_id, exc_info=True)

@@ -1,8 +1,8 @@
 """Job leases: at most one worker processes a job at a time, and a crashed worker's job is taken over.
 
 A delivery acquires the lease with one conditional UPDATE (atomic on Postgres and SQLite): free, already
-ours, or expired. The holder renews it while it runs (app/jobs/heartbeat.py); a duplicate delivery while the
-lease is held is dropped.
+ours, or expired; the job's outstanding wake-up then counts as taken (``Job.woken_at``). The holder renews it
+while it runs (app/jobs/heartbeat.py); a duplicate delivery while the lease is held is dropped.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def acquire(session: Session, job_id: str, owner: str) -> bool:
         update(Job)
         .where(Job.id == job_id)
         .where(or_(Job.lease_owner.is_(None), Job.lease_owner == owner, Job.lease_expires_at < now))
-        .values(lease_owner=owner, lease_expires_at=now + timedelta(seconds=get_settings().job_lease_s))
+        # The delivery that takes the job has consumed a wake-up: the job has none outstanding until one is sent.
+        .values(lease_owner=owner, lease_expires_at=now + timedelta(seconds=get_settings().job_lease_s),
+                woken_at=None)
         .execution_options(synchronize_session=False)
     )
     return result.rowcount == 1

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 # Room for the work around the budgets: database writes, review, grounding, telemetry flushes.
 OVERHEAD_S = 60.0
 HARD_AFTER_SOFT_S = 30.0
+# How long a new pool process may take to start, its warm-up included (Celery's default, 4 s, is less than the
+# warm-up takes on a busy host).
+WARM_UP_ALLOWANCE_S = 120.0
 
 
 def soft_time_limit_s(settings: Settings, parameters: int | None = None) -> float:
@@ -64,6 +67,8 @@ def worker_config(settings: Settings | None = None) -> dict[str, Any]:
         "worker_soft_shutdown_timeout": settings.worker_soft_shutdown_s,
         # Also wait when idle-but-holding a prefetched message, so it is returned rather than lost mid-fetch.
         "worker_enable_soft_shutdown_on_idle": True,
+        # A pool process warms up before it reports up (workers/warmup.py); the pool kills one silent for longer.
+        "worker_proc_alive_timeout": WARM_UP_ALLOWANCE_S,
     }
 
 

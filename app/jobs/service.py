@@ -136,6 +136,9 @@ def create_job(
         filename=(filename or "datasheet.pdf")[:255],
         idempotency_key=idempotency_key,
         request_hash=request_hash,
+        # Its wake-up is sent once it is stored (app/api/jobs.py): a send that fails clears this, and a job stored
+        # but never sent shows as a queue short of messages (app/jobs/sweeper.py).
+        woken_at=utcnow(),
     )
     job.parameters = [
         JobParameter(position=i, name=s.name, unit=s.unit, conditions=s.conditions, notes=s.notes)

@@ -60,6 +60,9 @@ class Job(Base):
     # Which worker holds the job and until when; an expired lease lets another delivery take over.
     lease_owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # When a wake-up (broker message) naming this job was last sent and not yet taken by a delivery; None: the job
+    # has none outstanding (app/jobs/sweeper.py re-sends only then, or once the redelivery window has passed).
+    woken_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -128,6 +128,8 @@ def test_of_two_workers_that_see_a_waiting_tenant_only_the_one_winning_its_job_m
     with fairness.handing_off() as w2_next:
         assert fairness.make_way(a2, "w2")
     assert w2_next == [b1] and _job(b1).lease_owner == "w2" and _job(a2).status == "queued"
+    # The sweeper's books: b1's wake-up, still in the broker, now stands for a2, the job waiting again.
+    assert _job(a2).woken_at is not None and _job(b1).woken_at is None
     monkeypatch.setattr(fairness, "_standing", lambda job_id: ("a", 2, True))  # w1's look, taken before w2 acted
     with fairness.handing_off() as w1_next:
         assert not fairness.make_way(a1, "w1")
@@ -165,7 +167,7 @@ def test_a_claim_that_lost_every_race_looks_again(dsx_env, monkeypatch: pytest.M
 
 def _recorded_wakes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     wakes: list[str] = []
-    monkeypatch.setattr(fairness, "enqueue", wakes.append)
+    monkeypatch.setattr(fairness, "wake", wakes.append)
     return wakes
 
 
