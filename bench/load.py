@@ -413,12 +413,8 @@ async def read_storm(base: str, job_ids: list[str], reads: int, api_processes: i
 
 
 def _psutil() -> Any:
-    """psutil when installed, else the /proc stand-in beside this file (psutil is not a project dependency)."""
-    try:
-        import psutil
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import procstat as psutil
+    import psutil  # the eval extra's; imported here so that --help works without it
+
     return psutil
 
 
