@@ -184,6 +184,7 @@ def parse_unit(token: str | None) -> Unit | None:
     if not token or not token.strip():
         return None
     canonical = canonical_spelling(token)
+    canonical = _HERTZ_IN_CAPITALS.get(canonical, canonical)
     if canonical in _NAMED:
         dimension, factor = _NAMED[canonical]
         return Unit(canonical, dimension, factor)
@@ -202,6 +203,10 @@ def parse_unit(token: str | None) -> Unit | None:
     dimension = str(quantity.dimensionality)
     return Unit(canonical if not canonical.startswith("K") else "k" + canonical[1:], dimension,
                 float(quantity.magnitude))
+
+
+# Frequencies printed in capitals ("KHZ", "MHZ"): unambiguous, since no datasheet prints millihertz that way.
+_HERTZ_IN_CAPITALS = {"HZ": "Hz", "KHZ": "kHz", "MHZ": "MHz", "GHZ": "GHz"}
 
 
 def _looks_physical(canonical: str) -> bool:

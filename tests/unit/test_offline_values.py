@@ -89,6 +89,12 @@ def test_unit_dimensions_tell_quantities_apart() -> None:
     assert parse_unit("VDD") is None and parse_unit("Note") is None
 
 
+def test_frequencies_printed_in_capitals_are_read_with_their_prefix() -> None:
+    assert parse_unit("KHZ").factor == parse_unit("kHz").factor == 1e3
+    assert parse_unit("MHZ").factor == 1e6 and parse_unit("HZ").canonical == "Hz"
+    assert parse_unit("mHz").factor == 1e-3  # a lower-case m is still milli
+
+
 def test_dash_before_words_is_not_a_bound() -> None:
     assert _one("22 kΩ – Bias Resistance") == (None, 22.0, None, "kohm")
     assert _one("Enable input -0.5V～VCC+0.3") == (-0.5, None, None, "V")
