@@ -16,12 +16,12 @@ from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.dimensions import printed
-from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
-from app.detectors.structural import CONDITION, header_for, row_at, table_heading
+from app.detectors.structural import CONDITION, grounded_row, header_for, table_heading
 from app.documents.index import DatasheetIndex, PageInfo
 
 # Lines of a wrapped condition cell lie within this many line heights of the value's row.
@@ -86,10 +86,7 @@ def _names_symbol(text: str, symbol: str) -> bool:
 
 
 def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, str] | None:
-    boxes = grounding.detail.get("value_boxes") or []
-    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
-        return None
-    row = row_at(index, grounding.page, boxes[0])
+    row = grounded_row(index, grounding)
     if row is None:
         return None
     header = header_for(index, grounding.page, row.y)

@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.detectors.grounding import Outcome
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
-from app.detectors.structural import row_at
+from app.detectors.structural import grounded_row
 
 _CAPTION = re.compile(r"\b(?i:as a function of|versus)\b|\bvs\.?\s|^\s*(?i:fig(?:ure)?)\.?\s*\d")
 
@@ -32,11 +31,7 @@ def _figure_text(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "the intended datasheet is not available")
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
-        boxes = grounding.detail.get("value_boxes") or []
-        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
-                or not grounding.page:
-            continue
-        row = row_at(ctx.document, grounding.page, boxes[0])
+        row = grounded_row(ctx.document, grounding)
         if row is not None and is_caption(row.text):
             found.append({"kind": "caption", "value_index": grounding.value_index, "page": grounding.page,
                           "row_text": row.text})

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.grounding import GroundingResult
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
-from app.detectors.structural import row_at
+from app.detectors.structural import grounded_row
 from app.documents.index import DatasheetIndex
 
 # Words that make a quantity into another one, each with the spellings that mean the same.
@@ -47,12 +47,10 @@ def _mentions(text: str, spellings: tuple[str, ...]) -> bool:
 
 def row_label(index: DatasheetIndex, grounding: GroundingResult) -> str | None:
     """The words of the value's row that name what the row specifies (``None`` when no row can be read)."""
-    boxes = grounding.detail.get("value_boxes") or []
-    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
-        return None
-    row = row_at(index, grounding.page, boxes[0])
+    row = grounded_row(index, grounding)
     if row is None:
         return None
+    boxes = grounding.detail["value_boxes"]
     first = min(boxes, key=lambda b: b[0])
     left = [w for w in row.words if w.x1 <= first[0] + 1]
     # A name centred on a multi-line cell stands on the lines just above or below the value's row: lines with

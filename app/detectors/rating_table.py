@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.detectors.grounding import Outcome
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
 from app.detectors.severity import Severity
-from app.detectors.structural import header_for, is_header, row_at
+from app.detectors.structural import grounded_row, header_for, is_header
 from app.documents.index import DatasheetIndex
 
 MAX_TITLE_ROWS = 6
@@ -49,11 +48,7 @@ def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "the request does not name an absolute maximum rating")
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
-        boxes = grounding.detail.get("value_boxes") or []
-        if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
-                or not grounding.page:
-            continue
-        row = row_at(ctx.document, grounding.page, boxes[0])
+        row = grounded_row(ctx.document, grounding)
         title = table_title(ctx.document, grounding.page, row.y) if row is not None else None
         if title and not _ABSOLUTE.search(title) and _OPERATING.search(title):
             found.append({"value_index": grounding.value_index, "page": grounding.page, "table_title": title})

@@ -166,6 +166,15 @@ def row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | N
     return min(rows, key=lambda r: abs(r.y - middle), default=None)
 
 
+def grounded_row(index: DatasheetIndex, grounding: GroundingResult) -> Row | None:
+    """The row that prints a value grounded on a page of the intended datasheet; ``None`` when the value was not
+    located there (not grounded, no boxes)."""
+    boxes = grounding.detail.get("value_boxes") or []
+    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
+        return None
+    return row_at(index, grounding.page, boxes[0])
+
+
 def _row_box(row: Row) -> list[float]:
     return [round(min(w.x0 for w in row.words), 2), round(min(w.y0 for w in row.words), 2),
             round(max(w.x1 for w in row.words), 2), round(max(w.y1 for w in row.words), 2)]
@@ -293,10 +302,8 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
     header cannot be read."""
+    row = grounded_row(index, grounding)
     boxes = grounding.detail.get("value_boxes") or []
-    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
-        return None
-    row = row_at(index, grounding.page, boxes[0])
     if row is None or (len(row.words) > MAX_ROW_WORDS and not stands_apart(row, boxes[0])):
         return None  # a line of prose, not a table row
     header = header_for(index, grounding.page, row.y)
