@@ -21,12 +21,23 @@ from app.detectors.plus_minus import PLUS_MINUS_RULES
 from app.detectors.quantity import QUANTITY_RULES
 from app.detectors.rating_table import RATING_TABLE_RULES
 from app.detectors.record import RunRecord, Submission
-from app.detectors.rules import RULES, Context, Finding, Rule, Verdict, evaluate
+from app.detectors.rules import RULES, Context, Finding, Rule, Verdict, evaluate, fingerprint
 from app.detectors.severity import Severity
 from app.detectors.structural import STRUCTURAL_RULES
 from app.detectors.summary import SUMMARY_RULES
 from app.detectors.variant import VARIANT_RULES
 from app.documents.index import DatasheetIndex
+
+#: Every rule an audit evaluates, in the order its verdicts are reported.
+ALL_RULES: tuple[Rule, ...] = (
+    *RULES, *ANSWER_RULES, *STRUCTURAL_RULES, *QUANTITY_RULES, *PLUS_MINUS_RULES, *VARIANT_RULES,
+    *RATING_TABLE_RULES, *SUMMARY_RULES, *CONDITION_RULES, *FIGURE_TEXT_RULES, *DOCUMENT_RULES,
+)
+
+
+def rule_set_version(settings: RuleSettings | None = None) -> str:
+    """The fingerprint of every rule an audit runs, with the operator's overrides (stamped on each run)."""
+    return fingerprint(ALL_RULES, settings)
 
 
 @dataclass
@@ -92,10 +103,7 @@ def audit(record: RunRecord | None, *, submission: Submission | None = None, ind
                   error_detail=error_detail, engine=engine or (record.engine if record else None),
                   settings=settings, document=index,
                   model=model or (record.model if record else None))
-    verdicts = evaluate(ctx) + evaluate(ctx, ANSWER_RULES) + evaluate(ctx, STRUCTURAL_RULES) \
-        + evaluate(ctx, QUANTITY_RULES) + evaluate(ctx, PLUS_MINUS_RULES) + evaluate(ctx, VARIANT_RULES) \
-        + evaluate(ctx, RATING_TABLE_RULES) + evaluate(ctx, SUMMARY_RULES) + evaluate(ctx, CONDITION_RULES) \
-        + evaluate(ctx, FIGURE_TEXT_RULES) + evaluate(ctx, DOCUMENT_RULES)
+    verdicts = evaluate(ctx, ALL_RULES)
     attributions = rubric.attribute(record, request=request, submission=submission, groundings=groundings,
                                     error_code=error_code)
     return Audit(verdicts, groundings, attributions)

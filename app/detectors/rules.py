@@ -548,12 +548,12 @@ DISPATCH_RULES = ("tool_bypass", "verification_skipped", "tool_read_failure", "n
                   "reasoning_dropped", "tool_content_mismatch", "engine_error", "budget_exhausted", "model_fallback")
 
 
-def rule_set_version(settings: RuleSettings | None = None) -> str:
-    """A short fingerprint of the rules in force (each rule's name and version, and the operator's overrides):
+def fingerprint(rules: tuple[Rule, ...], settings: RuleSettings | None = None) -> str:
+    """A short fingerprint of ``rules`` as in force (each rule's name and version, and the operator's overrides):
     two runs with the same value were judged by the same rules."""
     overrides = {name: [o.enabled, o.severity.value if o.severity else None, dict(o.options)]
                  for name, o in (settings or rule_settings()).overrides.items()}
-    table = [f"{rule.name}@{rule.version}" for rule in RULES]
+    table = [f"{rule.name}@{rule.version}" for rule in rules]
     digest = hashlib.sha256(json.dumps([table, overrides], sort_keys=True, default=str).encode())
     return digest.hexdigest()[:12]
 

@@ -18,8 +18,8 @@ from app.agent.registry import ModelConfig, resolve_model
 from app.agent.schemas import EngineOutcome, ParameterRequest, RunContext
 from app.config import OFFLINE_MODEL, get_settings
 from app.db import session_scope
+from app.detectors.audit import rule_set_version
 from app.detectors.dimensions import to_requested
-from app.detectors.rules import rule_set_version
 from app.detectors.severity import Severity
 from app.dispatch import telemetry
 from app.documents import store

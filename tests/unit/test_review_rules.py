@@ -273,8 +273,22 @@ def test_model_fallback_is_not_evaluable_without_a_response_model() -> None:
 
 
 def test_rule_set_version_changes_with_the_overrides_in_force() -> None:
-    from app.detectors.rules import rule_set_version
+    from app.detectors.audit import rule_set_version
 
     default = rule_set_version(RuleSettings())
     assert default == rule_set_version(RuleSettings()) and len(default) == 12
     assert rule_set_version(RuleSettings.from_mapping({"model_fallback": {"enabled": False}})) != default
+
+
+def test_rule_set_version_covers_the_rules_of_every_detector_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from app.detectors import audit
+    from app.detectors.structural import STRUCTURAL_RULES
+
+    assert {r.name for r in STRUCTURAL_RULES} <= {r.name for r in audit.ALL_RULES}
+    default = audit.rule_set_version(RuleSettings())
+    bumped = tuple(dataclasses.replace(r, version=r.version + "-next") if r in STRUCTURAL_RULES else r
+                   for r in audit.ALL_RULES)
+    monkeypatch.setattr(audit, "ALL_RULES", bumped)
+    assert audit.rule_set_version(RuleSettings()) != default
