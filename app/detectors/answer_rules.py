@@ -20,15 +20,10 @@ from app.config import OFFLINE_MODEL
 from app.detectors import plausibility
 from app.detectors.calibration import CONFIDENCE_FLOOR, expected_accuracy
 from app.detectors.dimensions import expected_dimension, is_dimensional, measures
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 
 NO_VALUE = "no value was reported"
-
-
-def _submit_ids(ctx: Context) -> list[str]:
-    submit = ctx.record.submit_call if ctx.record else None
-    return [submit.span_id] if submit and submit.span_id else []
 
 
 def _values(ctx: Context) -> list[dict[str, Any]] | None:
@@ -68,7 +63,7 @@ def _expected_dimension(rule: Rule, ctx: Context) -> Verdict:
                               else f"value {x['value_index'] + 1} is in {x['unit']}" for x in issues)
         sentence = f"“{ctx.request.get('name')}” is a {dimension.name}, but {described}"
     return flag(rule, rule.finding(ctx, f"The answer does not measure what was asked: {sentence}.",
-                                   {"span_ids": _submit_ids(ctx), "issues": issues}))
+                                   {"span_ids": submit_span_ids(ctx), "issues": issues}))
 
 
 def _unit_not_convertible(rule: Rule, ctx: Context) -> Verdict:
@@ -89,7 +84,7 @@ def _unit_not_convertible(rule: Rule, ctx: Context) -> Verdict:
     return flag(rule, rule.finding(
         ctx, f"The answer's unit ({units}) cannot be read, so it was not converted to the requested {requested}: "
              "check the value and its unit on the page.",
-        {"span_ids": _submit_ids(ctx), "values": unreadable, "requested_unit": requested}))
+        {"span_ids": submit_span_ids(ctx), "values": unreadable, "requested_unit": requested}))
 
 
 def _low_confidence(rule: Rule, ctx: Context) -> Verdict:
@@ -108,7 +103,7 @@ def _low_confidence(rule: Rule, ctx: Context) -> Verdict:
     return flag(rule, rule.finding(
         ctx, f"The offline reader answered with confidence {confidence:.2f}, below its calibrated floor {floor:.2f}: "
              f"answers this unsure were right {expected_accuracy(confidence):.0%} of the time when measured.",
-        {"span_ids": _submit_ids(ctx), "confidence": confidence, "floor": floor}))
+        {"span_ids": submit_span_ids(ctx), "confidence": confidence, "floor": floor}))
 
 
 ANSWER_RULES: tuple[Rule, ...] = (

@@ -19,7 +19,7 @@ from app.detectors.dimensions import printed
 from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import CONDITION, grounded_row, header_for, table_heading
 from app.documents.index import DatasheetIndex, PageInfo
@@ -126,12 +126,11 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
     if not found:
         return clean(rule)
     first = found[0]
-    submit = ctx.record.submit_call if ctx.record else None
     return flag(rule, rule.finding(
         ctx, f"The request sets {first['requested']}, which the row the value came from (“{first['row_text']}”) "
              f"does not name, while page {first['condition_page']} states a figure under it "
              f"(“{first['condition_row']}”): the value belongs to another specification.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
 CONDITION_RULES: tuple[Rule, ...] = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row
 
@@ -39,9 +39,8 @@ def _figure_text(rule: Rule, ctx: Context) -> Verdict:
         return clean(rule)
     first = found[0]
     where = f"the value's line on page {first['page']} is a graph caption (“{first['row_text']}”)"
-    submit = ctx.record.submit_call if ctx.record else None
     return flag(rule, rule.finding(ctx, f"The value was not read from a specification: {where}.",
-                                   {"span_ids": [submit.span_id] if submit else [], "places": found}))
+                                   {"span_ids": submit_span_ids(ctx), "places": found}))
 
 
 FIGURE_TEXT_RULES: tuple[Rule, ...] = (

@@ -16,7 +16,7 @@ from app.detectors.dimensions import printed
 from app.detectors.grounding import Outcome
 from app.detectors.page_text import numbers_in, same_number
 from app.detectors.row_alignment import without_identifiers
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 
 
@@ -51,9 +51,8 @@ def _plus_minus_limit(rule: Rule, ctx: Context) -> Verdict:
         return clean(rule)
     described = "; ".join(f"value {i['value_index'] + 1}: the page prints {i['printed']}, a limit of either sign "
                           "(min and max), but it was reported as a typical value" for i in issues)
-    submit = ctx.record.submit_call if ctx.record else None
     return flag(rule, rule.finding(ctx, f"A ± limit was read as one number: {described}.",
-                                   {"span_ids": [submit.span_id] if submit else [], "issues": issues}))
+                                   {"span_ids": submit_span_ids(ctx), "issues": issues}))
 
 
 PLUS_MINUS_RULES: tuple[Rule, ...] = (

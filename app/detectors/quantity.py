@@ -18,7 +18,7 @@ from typing import Any
 
 from app.detectors.grounding import GroundingResult
 from app.detectors.row_alignment import visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row
 from app.documents.index import DatasheetIndex
@@ -94,13 +94,12 @@ def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "no reported value could be placed on a row")
     if not found:
         return clean(rule)
-    submit = ctx.record.submit_call if ctx.record else None
     first = found[0]
     return flag(rule, rule.finding(
         ctx, f"The row the value came from (“{first['row_label']}”, page {first['page']}) specifies a "
              f"{first['qualifier']}, which “{ctx.request.get('name')}” does not ask for: the value belongs to "
              "another quantity.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
 QUANTITY_RULES: tuple[Rule, ...] = (

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from app.detectors.row_alignment import visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row, header_for, is_header
 from app.documents.index import DatasheetIndex
@@ -54,11 +54,10 @@ def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
             found.append({"value_index": grounding.value_index, "page": grounding.page, "table_title": title})
     if not found:
         return clean(rule)
-    submit = ctx.record.submit_call if ctx.record else None
     return flag(rule, rule.finding(
         ctx, f"An absolute maximum rating was asked for, but the value comes from the table “{found[0]['table_title']}”"
              f" (page {found[0]['page']}): an operating range, not the stress limit.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
 RATING_TABLE_RULES: tuple[Rule, ...] = (

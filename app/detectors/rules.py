@@ -116,6 +116,12 @@ class Rule:
         return self.check(self, ctx)
 
 
+def submit_span_ids(ctx: Context) -> list[str]:
+    """The span of the call that submitted the answer under review, for a finding's evidence."""
+    submit = ctx.record.submit_call if ctx.record else None
+    return [submit.span_id] if submit and submit.span_id else []
+
+
 def not_evaluable(rule: Rule, reason: str) -> Verdict:
     return Verdict(rule.name, False, reason)
 
@@ -206,13 +212,12 @@ def _tool_read_failure(rule: Rule, ctx: Context) -> Verdict:
             unrecovered.append(call)
     if not unrecovered:
         return clean(rule)
-    submit = record.submit_call
     described = ", ".join(f"{c.tool} ({c.outcome}{': ' + c.error_code if c.error_code else ''})"
                           for c in unrecovered)
     return flag(rule, rule.finding(
         ctx, f"A tool read failed and no later read succeeded before the answer: {described}. The value was "
              "submitted without document content behind it.",
-        {"span_ids": _ids(unrecovered) + ([submit.span_id] if submit and submit.span_id else []),
+        {"span_ids": _ids(unrecovered) + submit_span_ids(ctx),
          "failed_calls": [{"tool": c.tool, "outcome": c.outcome, "error_code": c.error_code} for c in unrecovered]},
     ))
 
@@ -369,7 +374,6 @@ def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
         hits = [g for g in ctx.groundings if g.outcome is outcome]
         if not hits:
             return clean(rule)
-        submit = ctx.record.submit_call if ctx.record else None
         values = ctx.submission.values
         quotes = {(values[g.value_index].get("quote") if g.value_index < len(values) else None)
                   or ctx.submission.quote for g in hits}
@@ -389,7 +393,7 @@ def _grounding_rule(outcome: Outcome) -> Callable[[Rule, Context], Verdict]:
             reported=", ".join(str(p) for p in hits[0].detail.get("reported_pages") or []) or "?",
         )
         return flag(rule, rule.finding(ctx, message, {
-            "span_ids": ([submit.span_id] if submit else []) + seen_in,
+            "span_ids": (submit_span_ids(ctx)) + seen_in,
             "values": [g.to_dict() for g in hits],
             "quote_seen_in_tool_output": bool(seen_in),
         }))
@@ -412,10 +416,9 @@ def _plausibility_rule(check_name: str) -> Callable[[Rule, Context], Verdict]:
                   for issue in plausibility.check_value(i, value, requested_unit) if issue.check == check_name]
         if not issues:
             return clean(rule)
-        submit = ctx.record.submit_call if ctx.record else None
         sentences = "; ".join(f"value {issue.value_index + 1}: {issue.message}" for issue in issues)
         return flag(rule, rule.finding(ctx, f"Implausible answer: {sentences}.", {
-            "span_ids": [submit.span_id] if submit else [],
+            "span_ids": submit_span_ids(ctx),
             "issues": [{"value_index": i.value_index, "check": i.check, **i.detail} for i in issues],
         }))
 
@@ -442,8 +445,7 @@ def _disagrees_with_reader(rule: Rule, ctx: Context) -> Verdict:
                              + " against the page")
     primary, reader = ctx.submission, ctx.cross_check
     rel_tol = float(ctx.settings.option(rule.name, "rel_tol", plausibility.DEFAULT_REL_TOL))
-    submit = ctx.record.submit_call if ctx.record else None
-    evidence = {"span_ids": [submit.span_id] if submit else [], "primary": primary.values,
+    evidence = {"span_ids": submit_span_ids(ctx), "primary": primary.values,
                 "reader": reader.values, "rel_tol": rel_tol}
     if primary.found != reader.found:
         if primary.found:

@@ -34,7 +34,7 @@ from app.detectors import plausibility
 from app.detectors.grounding import GroundingResult, Outcome
 from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.documents.index import DatasheetIndex, Word
 
@@ -382,10 +382,9 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "no reported value could be placed on a table row")
     if not mismatches:
         return clean(rule)
-    submit = ctx.record.submit_call if ctx.record else None
     sentence = "; ".join(f"value {m.value_index + 1}: {m.message}" for m in mismatches)
     return flag(rule, rule.finding(ctx, f"The row the value came from says otherwise: {sentence}.", {
-        "span_ids": [submit.span_id] if submit else [],
+        "span_ids": submit_span_ids(ctx),
         "mismatches": [{"kind": m.kind, "value_index": m.value_index, **m.detail} for m in mismatches],
         "rows": rows,
     }))

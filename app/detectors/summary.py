@@ -21,7 +21,7 @@ from app.detectors.dimensions import printed
 from app.detectors.grounding import Outcome
 from app.detectors.page_text import TextNumber
 from app.detectors.row_alignment import Row, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import (
     MAX_ROW_WORDS,
@@ -200,13 +200,12 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
     if not found:
         return clean(rule)
     first = found[0]
-    submit = ctx.record.submit_call if ctx.record else None
     stated = f"its {first['field']} is {first['cell']}, which the answer leaves out or states otherwise" \
         if first["field"] else f"it prints {', '.join(first['figures'])}, none of them the reported figure"
     return flag(rule, rule.finding(
         ctx, f"The value was read from a summary line, but the table on page {first['page']} states the parameter "
              f"(“{first['row_text']}”): {stated}.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (

@@ -21,7 +21,7 @@ from app.detectors.dimensions import printed
 from app.detectors.grounding import GroundingResult, Outcome
 from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable
+from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import header_for, row_at, table_heading
 from app.documents.index import DatasheetIndex
@@ -103,11 +103,10 @@ def _other_variant(rule: Rule, ctx: Context) -> Verdict:
     if not found:
         return clean(rule)
     first = found[0]
-    submit = ctx.record.submit_call if ctx.record else None
     return flag(rule, rule.finding(
         ctx, f"The row the value came from (page {first['page']}) is for {', '.join(first['row_names'])}, not for "
              f"the requested {', '.join(first['requested'])}: the value belongs to a sibling variant.",
-        {"span_ids": [submit.span_id] if submit else [], "rows": found}))
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
 VARIANT_RULES: tuple[Rule, ...] = (

@@ -74,12 +74,7 @@ def ratings(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def rated(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
           name: str = "Common bias voltage (absolute maximum)") -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[page])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": name, "unit": value.get("unit"), "conditions": []})
-    [result] = evaluate(ctx, SUMMARY_RULES)
-    return result
+    return verdict(index, value, quote, page, name)
 
 
 def test_a_prose_figure_the_table_row_states_otherwise_is_flagged(ratings: DatasheetIndex) -> None:
