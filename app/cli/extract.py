@@ -25,8 +25,8 @@ console = Console()
 
 def use_private_store(data_dir: Path) -> None:
     """Point this process at an embedded store of its own (SQLite + SQLAlchemy broker under ``data_dir``),
-    whatever database the environment names for a server. The upload is checked and indexed in-process: this is
-    the caller's own file, and a child process would import the document layer a second time."""
+    whatever database the environment names for a server. The upload is checked in-process (this is the caller's
+    own file); its index is built in a child while this process loads the pipeline (``app.flows.local``)."""
     os.environ["DSX_DATA_DIR"] = str(data_dir.expanduser().resolve())
     for name in ("DSX_DATABASE_URL", "DSX_BROKER_URL"):
         os.environ.pop(name, None)

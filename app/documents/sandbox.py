@@ -53,12 +53,12 @@ _OUT_OF_MEMORY = re.compile(r"MemoryError|\b(?:m|c|re)alloc\b.*\bfailed|out of m
 CPU_SLACK_S = 30
 
 
-def open_index_limited(path: Path, sha256: str | None = None) -> DatasheetIndex:
+def open_index_limited(path: Path, sha256: str | None = None, *, in_child: bool | None = None) -> DatasheetIndex:
     """``open_index`` for untrusted PDFs: a cached index is loaded in-process, a missing one is built in a
-    limited child. Raises ``IndexBuildError`` with a stable code for every way the build can fail."""
-    settings = get_settings()
+    limited child (``in_child``, by default the ``index_sandbox`` setting). Raises ``IndexBuildError`` with a
+    stable code for every way the build can fail."""
     path = Path(path)
-    if not settings.index_sandbox:
+    if not (get_settings().index_sandbox if in_child is None else in_child):
         return open_index(path, sha256)
     if not path.is_file():
         raise IndexBuildError(f"No PDF at {path}.", code="file_not_found")

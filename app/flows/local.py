@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -11,13 +12,14 @@ from sqlalchemy import func, select
 
 from app import migrate
 from app.db import session_scope
-from app.flows import extraction as extraction_flow
+from app.documents.sandbox import open_index_limited
 from app.flows.job_view import job_out
 from app.jobs import service
 from app.tables.jobs import Extraction
 
 ProgressCallback = Callable[[int, int], None]  # (parameters answered, parameters requested)
 POLL_INTERVAL_S = 0.25
+log = logging.getLogger(__name__)
 
 
 def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None, engine: str = "auto",
@@ -26,6 +28,7 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
 
     With ``on_progress`` the pipeline runs in a thread while this one reports how many parameters have an
     answer, so a terminal can show progress without the pipeline knowing about it."""
+    index_ahead = _build_index_ahead(pdf)
     migrate.upgrade()
     with session_scope() as session:
         job, _ = service.create_job(
@@ -33,6 +36,9 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
             engine=engine, model=model,
         )
         job_id = job.id
+    from app.flows import extraction as extraction_flow  # loads LiteLLM (seconds) while the index builds
+
+    index_ahead.join()
     if on_progress is None:
         extraction_flow.run(job_id)
     else:
@@ -41,7 +47,25 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
         return json.loads(job_out(session, service.get_job(session, job_id)).model_dump_json())
 
 
+def _build_index_ahead(pdf: Path) -> threading.Thread:
+    """Start building the PDF's index in a child process, so that it runs on another core while this process
+    loads the pipeline: importing LiteLLM alone takes longer than indexing a typical datasheet. The pipeline then
+    finds the index in the cache. A build that fails here is left to the pipeline, which reports it on the job."""
+
+    def build() -> None:
+        try:
+            open_index_limited(pdf, in_child=True)
+        except Exception as exc:  # noqa: BLE001 - the pipeline builds again and fails the job with the cause
+            log.debug("index built ahead of the pipeline failed: %s", exc)
+
+    thread = threading.Thread(target=build, name="index-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
 def _run_reporting(job_id: str, total: int, on_progress: ProgressCallback) -> None:
+    from app.flows import extraction as extraction_flow
+
     failure: list[BaseException] = []
 
     def work() -> None:
