@@ -70,8 +70,8 @@ _ROLE_WORDS: dict[Role, re.Pattern[str]] = {
     Role.TYP: re.compile(r"^(?:typ|typical|tpy|nom|nominal|typ value|nominal value)$"),
     Role.MAX: re.compile(r"^(?:max|maximum|max value|upper|upper limit|high)$"),
     Role.UNIT: re.compile(r"^(?:units?|unit of measure|dim|dimension)$"),
-    Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|specifications?|items?|name|"
-                               r"features?|properties|property)$"),
+    Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|definitions?|specifications?|"
+                               r"items?|name|features?|properties|property)$"),
     Role.SYMBOL: re.compile(r"^(?:symbols?|sym|abbr)$"),
     Role.CONDITIONS: re.compile(r"^(?:(?:test )?conditions?|test setup|remarks?|comments?|(?:operating )?modes?|"
                                 r"settings?|configurations?)$"),

@@ -69,6 +69,12 @@ def test_a_word_making_a_change_of_the_quantity_marks_a_derived_row_unless_reque
     assert not _derived_quantity(parse_request("Sense voltage"), Candidate(4, "table_row", "Sense voltage"))
 
 
+def test_an_offset_of_the_quantity_is_another_quantity_unless_requested() -> None:
+    row = Candidate(4, "table_row", "Floating rail offset voltage")
+    assert _derived_quantity(parse_request("Floating rail voltage"), row)
+    assert not _derived_quantity(parse_request("Floating rail offset voltage"), row)
+
+
 def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
     assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")

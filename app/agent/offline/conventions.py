@@ -387,4 +387,53 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Electrical characteristics",)),
         request="Comparator gain", unit="mA/mV", expected=Expected(min=2, typical=6, unit="mA/mV"),
     ),
+    Convention(
+        name="a Definition column names the rows and a Figure column holds no value",
+        reading="'Symbol | Definition | Figure | Min. | Typ. | Max.': the Definition column names each row, and the "
+                "Figure column beside it holds the number of the plot that shows the parameter, never a limit",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Figure", "Min.", "Typ.", "Max.", "Units"),
+            ("tWK", "Wake-up propagation delay", "7", "—", "85", "130", "ns"),
+            ("tRL", "Release propagation delay", "8", "—", "64", "95", "ns"),
+        ),)),
+        request="Release propagation delay", unit="ns", expected=Expected(typical=64, max=95, unit="ns"),
+    ),
+    Convention(
+        name="a unit cell merged over a block of rows",
+        reading="a unit printed once in the unit column for a block of rows (a merged cell, printed on one row of "
+                "the block) is the unit of the block's rows whose unit cell is empty; between blocks of two "
+                "units, the requested dimension picks the block",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Typ.", "Max.", "Units"),
+            ("VWK", "Wake-up threshold voltage", "1.1", "1.3", "1.5", ""),
+            ("VRL", "Release threshold voltage", "0.8", "1.0", "1.2", "V"),
+            ("IWK", "Wake-up sink current", "0.6", "1.1", "", ""),
+            ("IRL", "Release sink current", "0.4", "0.9", "", "mA"),
+        ),)),
+        request="Wake-up sink current", unit="mA", expected=Expected(min=0.6, typical=1.1, unit="mA"),
+    ),
+    Convention(
+        name="a block unit is taken only for a dimension the request names",
+        reading="a row whose unit cell is empty takes a neighbouring block's unit only when the request says which "
+                "dimension the value has; a request without one gets no unit the row does not print, and two "
+                "blocks of the requested dimension leave the reader declining",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Typ.", "Max.", "Units"),
+            ("IQ1", "Standby drain current", "", "4", "9", "uA"),
+            ("IQ2", "Active drain current", "", "1.8", "2.6", ""),
+            ("IQ3", "Burst drain current", "", "6", "11", "mA"),
+        ),)),
+        request="Active drain current", unit="mA", decline_mentions="match the request equally well",
+    ),
+    Convention(
+        name="a unit column printing a look-alike degree sign",
+        reading="'ºC' (an ordinal sign) or '˚C' (a ring above) in the unit column is degrees Celsius, the unit of "
+                "its row",
+        page=Page(tables=((
+            ("Symbol", "Name", "Minimum", "Maximum", "Unit"),
+            ("TOP", "Working temperature", "-20", "70", "ºC"),
+            ("TST", "Storage temperature", "-40", "125", "\u02daC"),
+        ),)),
+        request="Storage temperature", unit="degC", expected=Expected(min=-40, max=125, unit="degC"),
+    ),
 )

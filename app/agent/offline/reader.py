@@ -430,6 +430,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     notes: list[str] = []
     total = name
     dims = query.dimensions
+    if cand.unit_from_block and not dims:
+        return None  # a neighbour's unit is taken only when the request says which dimension it must have
     if dims:
         if cand.unit is None:
             total -= 0.3
@@ -493,7 +495,7 @@ _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
 # Words that turn a quantity into another one derived from it: "Reference voltage deviation over temperature" is
 # how much the reference voltage moves, not the reference voltage.
 _DERIVED_WORDS = ("deviation", "drift", "change", "variation", "regulation", "coefficient", "coeff", "tempco",
-                  "ratio", "rejection", "hysteresis", "mismatch")
+                  "ratio", "rejection", "hysteresis", "mismatch", "offset")
 
 
 def _derived_quantity(query: Query, cand: Candidate) -> bool:
