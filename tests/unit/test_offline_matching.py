@@ -39,6 +39,12 @@ def _condition(item: str, row: str) -> float:
     return item_score(item, compact(row), content_tokens(row), row)
 
 
+def test_a_requested_part_number_is_met_only_by_that_part() -> None:
+    assert _condition("QX1117I", "the junction temperature of the QX1117I") == 1.0
+    assert _condition("QX1117I", "the junction temperature of the QX1117") == 0.0
+    assert _condition("QX1117", "the junction temperature of the QX1117I") == 0.0
+
+
 def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "3 0 dBm level 14.5 mA") == 1.0
     # Its digits inside other numbers ("-8", "10.0") are not it.

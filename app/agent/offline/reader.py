@@ -329,6 +329,9 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     coverage, _ = _coverage(item_tokens, index)
     # Numbers in a condition ("12V", "-103", "LM324") must be present for the condition to count.
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
+    if any(_PART_TOKEN.fullmatch(t) and t not in haystack_tokens for t in numeric):
+        # A part number names one part: "LM1117" printed is not the "LM1117I" asked for, nor the reverse.
+        return 0.0
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
         coverage *= 0.3
     elif haystack and _quantities_missing(item, haystack):
@@ -337,6 +340,7 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     return coverage
 
 
+_PART_TOKEN = re.compile(r"[a-z]{1,5}\d{2,}[a-z0-9-]*")
 _QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
                        r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
 
