@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
+from app.agent.offline.lines import part_above_caption
 from app.agent.offline.reader import (
     Scored,
     _derived_quantity,
+    _met_by_table_only,
     _polarity_differs,
     item_score,
     only_one_names_condition,
@@ -92,3 +94,25 @@ def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> N
     assert quantity_heading("Electrical Characteristics") == ""
     assert quantity_heading("Absolute Maximum Ratings") == ""
     assert quantity_heading("Output stage") == ""  # no section word: a heading, not a quantity's table
+
+
+def test_the_part_a_table_is_printed_for_stands_above_its_caption() -> None:
+    lines = ["Electrical characteristics", "QX7805", "Unless otherwise specified, VIN = 10V", "Symbol",
+             "QX7806", "(Continued)", "Unless otherwise specified, VIN = 11V", "Symbol"]
+    assert part_above_caption("Unless otherwise specified, VIN = 10V", lines) == "QX7805"
+    assert part_above_caption("Unless otherwise specified, VIN = 11V", lines) == "QX7806"
+    assert part_above_caption("QX7809", lines) == "QX7809"
+    assert part_above_caption("Electrical characteristics", lines) == ""
+    # A caption printed twice does not say which table it heads.
+    assert part_above_caption("Symbol", lines) == ""
+
+
+def test_a_condition_the_whole_table_meets_tells_no_row_apart() -> None:
+    query = parse_request("Output voltage", "V", ["QX7805"])
+    in_context = Candidate(2, "table_row", "Output voltage", context="QX7805 Output voltage",
+                           own_label="Output voltage", line_text="VO Output voltage 4.8 5.0 5.2 V")
+    in_own_row = Candidate(2, "table_row", "Output voltage", context="QX7805 Output voltage",
+                           own_label="Output voltage", line_text="VO Output voltage QX7805 4.8 5.0 5.2 V")
+    assert _met_by_table_only(query, Scored(in_context, 1.0, 1.0, 1.3))
+    assert not _met_by_table_only(query, Scored(in_own_row, 1.0, 1.0, 1.3))
+    assert not _met_by_table_only(query, Scored(in_context, 1.0, 0.5, 1.1))

@@ -436,4 +436,21 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Storage temperature", unit="degC", expected=Expected(min=-40, max=125, unit="degC"),
     ),
+    Convention(
+        name="one table per part of a family",
+        reading="a family datasheet prints one characteristics table per part, each under its part number: a "
+                "request naming the part is answered from that part's table only, and of its sub-rows the first "
+                "printed answers when the part is the only condition named",
+        page=Page(tables=(
+            (("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+             ("VO", "Output voltage", "", "4.8", "5.0", "5.2", "V"),
+             ("VO", "Output voltage", "IO = 1 mA to 40 mA", "4.75", "", "5.25", "V"),
+             ("IQ", "Quiescent current", "", "", "3.1", "5.0", "mA")),
+            (("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+             ("VO", "Output voltage", "", "5.75", "6.0", "6.25", "V"),
+             ("VO", "Output voltage", "IO = 1 mA to 40 mA", "5.7", "", "6.3", "V"),
+             ("IQ", "Quiescent current", "", "", "2.9", "5.5", "mA")),
+        ), titles=("QX7805", "QX7806")),
+        request="Output voltage", conditions=("QX7805",), unit="V", expected=Expected(4.8, 5.0, 5.2, "V"),
+    ),
 )

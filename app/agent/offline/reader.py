@@ -22,6 +22,7 @@ from app.agent.offline.lines import (
     block_pair_candidates,
     footnotes,
     line_candidates,
+    part_above_caption,
     vertical_row_candidates,
 )
 from app.agent.offline.quotes import build_quote
@@ -474,6 +475,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         notes.append("read from a figure caption")
     if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
+    if cand.table_part and _names_a_part(query) and not _names_grade(query, (cand.table_part,)):
+        return None  # the request names a part, this table is printed for another one of its family
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -565,6 +568,10 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
         hint = _table_under_abs_max(table, list(lines))
     notes = {mark: " ".join(texts) for mark, texts in footnotes(list(lines)).items()}
     found, model = table_candidates(table, abs_max_hint=hint, previous=previous, footnotes=notes)
+    part = part_above_caption(caption, list(lines))
+    for cand in found if part else ():
+        cand.table_part = part
+        cand.context = f"{cand.context} {part}"
     return tuple(found), model
 
 
@@ -763,10 +770,23 @@ def _names_in_own_label(query: Query, cand: Candidate) -> bool:
 def _first_of_siblings(query: Query, best: Scored, tied: list[Scored]) -> bool:
     """A tie among variants of one parameter (its sub-rows or per-part rows on one page) when the request names
     no condition or part: the first variant printed is the answer, and the others are reported beside it. When
-    the request names one and the variants still tie, the reader could not tell which one it names."""
-    if query.conditions or query.qualifiers:
+    the request names one and the variants still tie, the reader could not tell which one it names, unless the
+    whole table meets it (the part number it is printed for) and no variant's own row names it: then it tells
+    none of them apart."""
+    if (query.conditions or query.qualifiers) and not all(_met_by_table_only(query, s) for s in [best, *tied]):
         return False
     return all(siblings(best.candidate, s.candidate) for s in tied)
+
+
+def _met_by_table_only(query: Query, reading: Scored) -> bool:
+    """Whether every requested condition is met in full by what the reading's table says of all its rows (its
+    title, the part it is printed for), none by the reading's own row."""
+    cand = reading.candidate
+    if reading.conditions is None or reading.conditions < 0.99 or cand.source == "line":
+        return False
+    own = f"{cand.own_label or cand.label} {cand.line_text}"
+    return not any(item_score(item, compact(own), content_tokens(own), own) >= 0.99
+                   for item in [*query.conditions, *query.qualifiers])
 
 
 def _confidence(best: Scored, rivals: list[Scored], agreeing: list[Scored]) -> float:
