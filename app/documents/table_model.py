@@ -283,12 +283,32 @@ def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
     for i, cell in enumerate(row):
         if roles[i] is None and (merged := merged_limits(cell)):
             roles[i] = merged[0]
+        elif roles[i] is None and (symbol_at := _merged_name_and_symbol(cell, i)) is not None:
+            # "Symbol Parameter" over the names, the text layer having merged the header of the unheaded symbol
+            # column beside it: the names are here, the symbols in the empty-headed column on the side it says.
+            roles[i] = Role.PARAMETER
+            if 0 <= symbol_at < len(row) and not row[symbol_at].strip() and roles[symbol_at] is None:
+                roles[symbol_at] = Role.SYMBOL
     if (roles and roles[0] is None and not row[0].strip() and Role.PARAMETER not in roles
             and any(r in VALUE_ROLES for r in roles)):
         roles[0] = Role.PARAMETER  # "| | MIN MAX | UNIT": the unheaded first column names the rows
     named = [r for r in roles if r is not None]
     if len(named) >= 2 or (named and named[0] in VALUE_ROLES and sum(1 for c in row if c.strip()) <= 3):
         return roles
+    return None
+
+
+def _merged_name_and_symbol(text: str, column: int) -> int | None:
+    """For a header cell naming the symbol and the parameter columns at once ("Symbol Parameter", "Parameter
+    Symbol"), the column the symbols would sit in (before or after, in the order named); None for any other cell."""
+    words = _words(text).split()
+    if len(words) != 2:
+        return None
+    roles = [header_role(w) for w in words]
+    if roles == [Role.SYMBOL, Role.PARAMETER]:
+        return column - 1
+    if roles == [Role.PARAMETER, Role.SYMBOL]:
+        return column + 1
     return None
 
 

@@ -453,4 +453,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         ), titles=("QX7805", "QX7806")),
         request="Output voltage", conditions=("QX7805",), unit="V", expected=Expected(4.8, 5.0, 5.2, "V"),
     ),
+    Convention(
+        name="a header merging the symbol and parameter titles",
+        reading="'| | Symbol Parameter (condition) | Notes | Min. | Typ. | Max. |': the text layer ran the symbol "
+                "column's title into the parameter column's; the names are under it, the symbols in the unheaded "
+                "column beside it, and the Notes column holds note numbers, never a limit",
+        page=Page(tables=((
+            ("", "Symbol Parameter (condition)", "Notes", "Min.", "Typ.", "Max.", "Units"),
+            ("PTX", "Peak transmit power", "6", "", "2", "+5", "dBm"),
+            ("PTA", "Transmit power accuracy", "", "", "", "±3", "dB"),
+        ),)),
+        request="Transmit power accuracy", unit="dB", expected=Expected(min=-3, max=3, unit="dB"),
+    ),
 )
