@@ -566,6 +566,9 @@ def _row_unit(row: Sequence[str], roles: ColumnRoles, numbers: list[tuple[int, C
     return None
 
 
+_LEADING_BOUND = re.compile(r"^\W*(max|maximum|min|minimum)\b", re.IGNORECASE)
+
+
 def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str, parent: _Parent | None,
                footnotes: Mapping[str, str], line_label: str = "") -> tuple[ModelRow, _Parent]:
     own_name, marks = split_footnote_marks(_cell(row, roles, Role.PARAMETER))
@@ -590,6 +593,13 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             role = roles.roles[i]
             if role is not None:
                 by_role[role] = n
+    if Role.TYP in by_role and Role.VALUE in by_role:
+        # "Typ | Limit": the limit column holds the guaranteed limit, a maximum or a minimum as the name says.
+        bound = _LEADING_BOUND.match(own_name or (parent.name if parent else ""))
+        if bound is None:
+            undecided = "a limit column beside a typical column does not say whether it holds a minimum or a maximum"
+        else:
+            by_role[Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN] = by_role.pop(Role.VALUE)
     unit = _row_unit(row, roles, numbers)
     parent_index = None
     sub_label = ""

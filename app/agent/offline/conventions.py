@@ -465,4 +465,37 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Transmit power accuracy", unit="dB", expected=Expected(min=-3, max=3, unit="dB"),
     ),
+    Convention(
+        name="a Limit column beside a Typ column",
+        reading="'Typ | Limit' (logic families' guaranteed limits): the Limit column holds a maximum when the name "
+                "starts 'Maximum', a minimum when it starts 'Minimum', and is never a second typical value",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tPD", "Maximum Latch Propagation Delay", "", "18", "29", "ns"),
+            ("tSU", "Minimum Latch Setup Time", "", "6", "11", "ns"),
+        ),)),
+        request="Latch propagation delay", unit="ns", expected=Expected(typical=18, max=29, unit="ns"),
+    ),
+    Convention(
+        name="a Limit column without a limit word in the name",
+        reading="a Limit column beside a Typ column, for a name that does not say whether its limit is a minimum or "
+                "a maximum, leaves the row undecided: the reader declines",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tPD", "Latch propagation delay", "", "18", "29", "ns"),
+        ),)),
+        request="Latch propagation delay", unit="ns", decline_mentions="does not say whether",
+    ),
+    Convention(
+        name="a caption setting the conditions of every row",
+        reading="a caption that sets quantities ('VCC = 5V, TA = 25°C') states the conditions of every row of its "
+                "table: a request at another value of one of them is never answered from that table",
+        page=Page(tables=(
+            (("Symbol", "Parameter", "Min", "Typ", "Max", "Units"),
+             ("tLT", "Latch transfer delay", "", "22", "33", "ns"),
+             ("tLR", "Latch release delay", "", "25", "41", "ns")),
+        ), titles=("VCC = 5V, TA = 25°C",)),
+        request="Latch transfer delay", conditions=("VCC = 3.3V",), unit="ns",
+        decline_mentions="matches the request too weakly",
+    ),
 )

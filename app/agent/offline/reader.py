@@ -378,8 +378,9 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     own = cand.own_label if cand.own_label is not None else cand.label
     haystack = f"{own} {cand.extra_conditions}"
     if cand.source != "line":
-        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column.
-        haystack = f"{haystack} {cand.line_text}"
+        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column, and
+        # the table's caption what all its rows were measured at, unless a row sets the quantity again.
+        haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
     return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
                for item in query.conditions)
 
@@ -572,7 +573,14 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
     for cand in found if part else ():
         cand.table_part = part
         cand.context = f"{cand.context} {part}"
+    if "=" in caption and len(caption) <= _CAPTION_CONDITIONS:
+        for cand in found:
+            cand.table_conditions = caption  # "VCC = 5V, TA = 25°C": the conditions of every row below
     return tuple(found), model
+
+
+# A caption this short that sets quantities ("VCC = 5V, TA = 25°C, CL = 15 pF") states the table's conditions.
+_CAPTION_CONDITIONS = 100
 
 
 @lru_cache(maxsize=4096)
