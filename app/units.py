@@ -25,7 +25,8 @@ _REPLACEMENTS: tuple[tuple[str, str], ...] = (
     ("\u2103", "degC"),
     ("\u2109", "degF"),
     ("°C", "degC"),
-    ("ºC", "degC"),
+    ("ºC", "degC"),  # masculine ordinal for the degree sign
+    ("\u02daC", "degC"),  # ring above for the degree sign
     ("°F", "degF"),
     ("°", "deg"),
 )
@@ -93,7 +94,7 @@ _TOKEN_ALTERNATIVES = sorted(
     [
         r"ppm\s?/\s?(?:°C|ºC|℃|K)", r"V\s?/\s?[µμu]s", r"V\s?/\s?mV", r"V\s?/\s?V", r"mV\s?/\s?(?:°C|℃)",
         r"[µμu]V\s?/\s?(?:°C|℃)", r"[np]A\s?/\s?(?:°C|℃)", r"°C\s?/\s?W", r"K\s?/\s?W", r"m³\s?/\s?h", r"mmH[2]?[0O]",
-        r"dB\s?\(A\)", r"dBA", r"dBm", r"dB", r"°C", r"ºC", r"℃", r"°F", r"℉", r"%", r"ppm",
+        r"dB\s?\(A\)", r"dBA", r"dBm", r"dB", r"°C", r"ºC", r"\u02daC", r"℃", r"°F", r"℉", r"%", r"ppm",
         r"[pnuµμmkKMG]?(?:Ω|Ω|ohms?|Ohms?)", r"[pnuµμmkKMG]?Hz", r"[pnuµμmkKMG]?V(?:pp|rms|RMS|DC|AC)?",
         r"[pnuµμmkKMG]?A", r"[pnuµμmkKMG]?W", r"[pnuµμm]?F", r"[pnuµμm]?H", r"[pnuµμm]s", r"sec", r"s",
         r"[KkMG]?bps", r"[kKMG]?bit/s", r"megapixels?", r"pixels?", r"[Tt]aps", r"[Ss]teps", r"bits?", r"LSB",
@@ -222,7 +223,7 @@ def _looks_physical(canonical: str) -> bool:
 # Printed glyphs -> the ASCII spelling claim files use. Longer forms first.
 _CLAIM_GLYPHS: tuple[tuple[str, str], ...] = (
     ("\u2126", "ohm"), ("\u03a9", "ohm"), ("\u00b5", "u"), ("\u03bc", "u"), ("\u2103", "degC"),
-    ("°C", "degC"), ("ºC", "degC"), ("°F", "degF"), ("\u2109", "degF"), ("°", "deg"),
+    ("°C", "degC"), ("ºC", "degC"), ("\u02daC", "degC"), ("°F", "degF"), ("\u2109", "degF"), ("°", "deg"),
 )
 
 

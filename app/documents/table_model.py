@@ -70,8 +70,8 @@ _ROLE_WORDS: dict[Role, re.Pattern[str]] = {
     Role.TYP: re.compile(r"^(?:typ|typical|tpy|nom|nominal|typ value|nominal value)$"),
     Role.MAX: re.compile(r"^(?:max|maximum|max value|upper|upper limit|high)$"),
     Role.UNIT: re.compile(r"^(?:units?|unit of measure|dim|dimension)$"),
-    Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|specifications?|items?|name|"
-                               r"features?|properties|property)$"),
+    Role.PARAMETER: re.compile(r"^(?:parameters?|characteristics?|descriptions?|definitions?|specifications?|"
+                               r"items?|name|features?|properties|property)$"),
     Role.SYMBOL: re.compile(r"^(?:symbols?|sym|abbr)$"),
     Role.CONDITIONS: re.compile(r"^(?:(?:test )?conditions?|test setup|remarks?|comments?|(?:operating )?modes?|"
                                 r"settings?|configurations?)$"),
@@ -283,12 +283,32 @@ def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
     for i, cell in enumerate(row):
         if roles[i] is None and (merged := merged_limits(cell)):
             roles[i] = merged[0]
+        elif roles[i] is None and (symbol_at := _merged_name_and_symbol(cell, i)) is not None:
+            # "Symbol Parameter" over the names, the text layer having merged the header of the unheaded symbol
+            # column beside it: the names are here, the symbols in the empty-headed column on the side it says.
+            roles[i] = Role.PARAMETER
+            if 0 <= symbol_at < len(row) and not row[symbol_at].strip() and roles[symbol_at] is None:
+                roles[symbol_at] = Role.SYMBOL
     if (roles and roles[0] is None and not row[0].strip() and Role.PARAMETER not in roles
             and any(r in VALUE_ROLES for r in roles)):
         roles[0] = Role.PARAMETER  # "| | MIN MAX | UNIT": the unheaded first column names the rows
     named = [r for r in roles if r is not None]
     if len(named) >= 2 or (named and named[0] in VALUE_ROLES and sum(1 for c in row if c.strip()) <= 3):
         return roles
+    return None
+
+
+def _merged_name_and_symbol(text: str, column: int) -> int | None:
+    """For a header cell naming the symbol and the parameter columns at once ("Symbol Parameter", "Parameter
+    Symbol"), the column the symbols would sit in (before or after, in the order named); None for any other cell."""
+    words = _words(text).split()
+    if len(words) != 2:
+        return None
+    roles = [header_role(w) for w in words]
+    if roles == [Role.SYMBOL, Role.PARAMETER]:
+        return column - 1
+    if roles == [Role.PARAMETER, Role.SYMBOL]:
+        return column + 1
     return None
 
 
@@ -546,6 +566,9 @@ def _row_unit(row: Sequence[str], roles: ColumnRoles, numbers: list[tuple[int, C
     return None
 
 
+_LEADING_BOUND = re.compile(r"^\W*(max|maximum|min|minimum)\b", re.IGNORECASE)
+
+
 def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str, parent: _Parent | None,
                footnotes: Mapping[str, str], line_label: str = "") -> tuple[ModelRow, _Parent]:
     own_name, marks = split_footnote_marks(_cell(row, roles, Role.PARAMETER))
@@ -570,6 +593,13 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             role = roles.roles[i]
             if role is not None:
                 by_role[role] = n
+    if Role.TYP in by_role and Role.VALUE in by_role:
+        # "Typ | Limit": the limit column holds the guaranteed limit, a maximum or a minimum as the name says.
+        bound = _LEADING_BOUND.match(own_name or (parent.name if parent else ""))
+        if bound is None:
+            undecided = "a limit column beside a typical column does not say whether it holds a minimum or a maximum"
+        else:
+            by_role[Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN] = by_role.pop(Role.VALUE)
     unit = _row_unit(row, roles, numbers)
     parent_index = None
     sub_label = ""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
+from app.agent.offline.lines import part_above_caption
 from app.agent.offline.reader import (
     Scored,
     _derived_quantity,
+    _met_by_table_only,
     _polarity_differs,
     item_score,
     only_one_names_condition,
@@ -39,6 +41,12 @@ def _condition(item: str, row: str) -> float:
     return item_score(item, compact(row), content_tokens(row), row)
 
 
+def test_a_requested_part_number_is_met_only_by_that_part() -> None:
+    assert _condition("QX1117I", "the junction temperature of the QX1117I") == 1.0
+    assert _condition("QX1117I", "the junction temperature of the QX1117") == 0.0
+    assert _condition("QX1117", "the junction temperature of the QX1117I") == 0.0
+
+
 def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "3 0 dBm level 14.5 mA") == 1.0
     # Its digits inside other numbers ("-8", "10.0") are not it.
@@ -69,6 +77,12 @@ def test_a_word_making_a_change_of_the_quantity_marks_a_derived_row_unless_reque
     assert not _derived_quantity(parse_request("Sense voltage"), Candidate(4, "table_row", "Sense voltage"))
 
 
+def test_an_offset_of_the_quantity_is_another_quantity_unless_requested() -> None:
+    row = Candidate(4, "table_row", "Floating rail offset voltage")
+    assert _derived_quantity(parse_request("Floating rail voltage"), row)
+    assert not _derived_quantity(parse_request("Floating rail offset voltage"), row)
+
+
 def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
     assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")
@@ -80,3 +94,25 @@ def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> N
     assert quantity_heading("Electrical Characteristics") == ""
     assert quantity_heading("Absolute Maximum Ratings") == ""
     assert quantity_heading("Output stage") == ""  # no section word: a heading, not a quantity's table
+
+
+def test_the_part_a_table_is_printed_for_stands_above_its_caption() -> None:
+    lines = ["Electrical characteristics", "QX7805", "Unless otherwise specified, VIN = 10V", "Symbol",
+             "QX7806", "(Continued)", "Unless otherwise specified, VIN = 11V", "Symbol"]
+    assert part_above_caption("Unless otherwise specified, VIN = 10V", lines) == "QX7805"
+    assert part_above_caption("Unless otherwise specified, VIN = 11V", lines) == "QX7806"
+    assert part_above_caption("QX7809", lines) == "QX7809"
+    assert part_above_caption("Electrical characteristics", lines) == ""
+    # A caption printed twice does not say which table it heads.
+    assert part_above_caption("Symbol", lines) == ""
+
+
+def test_a_condition_the_whole_table_meets_tells_no_row_apart() -> None:
+    query = parse_request("Output voltage", "V", ["QX7805"])
+    in_context = Candidate(2, "table_row", "Output voltage", context="QX7805 Output voltage",
+                           own_label="Output voltage", line_text="VO Output voltage 4.8 5.0 5.2 V")
+    in_own_row = Candidate(2, "table_row", "Output voltage", context="QX7805 Output voltage",
+                           own_label="Output voltage", line_text="VO Output voltage QX7805 4.8 5.0 5.2 V")
+    assert _met_by_table_only(query, Scored(in_context, 1.0, 1.0, 1.3))
+    assert not _met_by_table_only(query, Scored(in_own_row, 1.0, 1.0, 1.3))
+    assert not _met_by_table_only(query, Scored(in_context, 1.0, 0.5, 1.1))

@@ -436,6 +436,9 @@ def test_a_condition_phrase_in_the_name_picks_the_row() -> None:
     assert _values(decide(query, _evidence(STEPPED_TIMING))) == (350.0, None, None, "ns")
     assert parse_request("Output current @ 5 V").qualifiers == ["5 V"]
     assert parse_request("Current for operation").core == "Current for operation"
+    assert parse_request("Standby current in 3.3 V operation").qualifiers == ["3.3 V operation"]
+    assert parse_request("Gain error over -40 C to 85 C").core == "Gain error"
+    assert parse_request("Current in operation").core == "Current in operation"
 
 
 @pytest.mark.parametrize(("line", "name", "unit", "expected"), [

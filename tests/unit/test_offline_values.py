@@ -75,6 +75,7 @@ def test_numbers(text: str, value: float | None) -> None:
 @pytest.mark.parametrize(
     ("token", "canonical", "factor"),
     [("µA", "uA", 1e-6), ("μA", "uA", 1e-6), ("KΩ", "kohm", 1e3), ("Ω", "ohm", 1.0), ("℃", "degC", 1.0),
+     ("ºC", "degC", 1.0), ("\u02daC", "degC", 1.0),
      ("MHz", "MHz", 1e6), ("V/µs", "V/us", 1e6), ("Kbps", "Kbps", 1e3), ("Taps", "taps", 1.0), ("%", "%", 0.01)],
 )
 def test_units(token: str, canonical: str, factor: float) -> None:

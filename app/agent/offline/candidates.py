@@ -82,6 +82,9 @@ class Candidate:
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")
     ambiguity: str | None = None  # why this row's values cannot be assigned to fields (then it has none)
     heading: str = ""  # the quantity a table's title names for all its rows ("Thermal resistance ratings")
+    table_conditions: str = ""  # a table caption setting the conditions of all its rows ("VCC = 5V, TA = 25°C")
+    table_part: str = ""  # the part a table is printed for, named above it ("LM78L05" over its own table)
+    unit_from_block: bool = False  # unit cell empty: the unit is the one printed on a neighbouring row of its block
 
     def values(self) -> tuple[float | None, float | None, float | None]:
         return self.min, self.typical, self.max

@@ -387,4 +387,115 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Electrical characteristics",)),
         request="Comparator gain", unit="mA/mV", expected=Expected(min=2, typical=6, unit="mA/mV"),
     ),
+    Convention(
+        name="a Definition column names the rows and a Figure column holds no value",
+        reading="'Symbol | Definition | Figure | Min. | Typ. | Max.': the Definition column names each row, and the "
+                "Figure column beside it holds the number of the plot that shows the parameter, never a limit",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Figure", "Min.", "Typ.", "Max.", "Units"),
+            ("tWK", "Wake-up propagation delay", "7", "—", "85", "130", "ns"),
+            ("tRL", "Release propagation delay", "8", "—", "64", "95", "ns"),
+        ),)),
+        request="Release propagation delay", unit="ns", expected=Expected(typical=64, max=95, unit="ns"),
+    ),
+    Convention(
+        name="a unit cell merged over a block of rows",
+        reading="a unit printed once in the unit column for a block of rows (a merged cell, printed on one row of "
+                "the block) is the unit of the block's rows whose unit cell is empty; between blocks of two "
+                "units, the requested dimension picks the block",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Typ.", "Max.", "Units"),
+            ("VWK", "Wake-up threshold voltage", "1.1", "1.3", "1.5", ""),
+            ("VRL", "Release threshold voltage", "0.8", "1.0", "1.2", "V"),
+            ("IWK", "Wake-up sink current", "0.6", "1.1", "", ""),
+            ("IRL", "Release sink current", "0.4", "0.9", "", "mA"),
+        ),)),
+        request="Wake-up sink current", unit="mA", expected=Expected(min=0.6, typical=1.1, unit="mA"),
+    ),
+    Convention(
+        name="a block unit is taken only for a dimension the request names",
+        reading="a row whose unit cell is empty takes a neighbouring block's unit only when the request says which "
+                "dimension the value has; a request without one gets no unit the row does not print, and two "
+                "blocks of the requested dimension leave the reader declining",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Typ.", "Max.", "Units"),
+            ("IQ1", "Standby drain current", "", "4", "9", "uA"),
+            ("IQ2", "Active drain current", "", "1.8", "2.6", ""),
+            ("IQ3", "Burst drain current", "", "6", "11", "mA"),
+        ),)),
+        request="Active drain current", unit="mA", decline_mentions="match the request equally well",
+    ),
+    Convention(
+        name="a unit column printing a look-alike degree sign",
+        reading="'ºC' (an ordinal sign) or '˚C' (a ring above) in the unit column is degrees Celsius, the unit of "
+                "its row",
+        page=Page(tables=((
+            ("Symbol", "Name", "Minimum", "Maximum", "Unit"),
+            ("TOP", "Working temperature", "-20", "70", "ºC"),
+            ("TST", "Storage temperature", "-40", "125", "\u02daC"),
+        ),)),
+        request="Storage temperature", unit="degC", expected=Expected(min=-40, max=125, unit="degC"),
+    ),
+    Convention(
+        name="one table per part of a family",
+        reading="a family datasheet prints one characteristics table per part, each under its part number: a "
+                "request naming the part is answered from that part's table only, and of its sub-rows the first "
+                "printed answers when the part is the only condition named",
+        page=Page(tables=(
+            (("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+             ("VO", "Output voltage", "", "4.8", "5.0", "5.2", "V"),
+             ("VO", "Output voltage", "IO = 1 mA to 40 mA", "4.75", "", "5.25", "V"),
+             ("IQ", "Quiescent current", "", "", "3.1", "5.0", "mA")),
+            (("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+             ("VO", "Output voltage", "", "5.75", "6.0", "6.25", "V"),
+             ("VO", "Output voltage", "IO = 1 mA to 40 mA", "5.7", "", "6.3", "V"),
+             ("IQ", "Quiescent current", "", "", "2.9", "5.5", "mA")),
+        ), titles=("QX7805", "QX7806")),
+        request="Output voltage", conditions=("QX7805",), unit="V", expected=Expected(4.8, 5.0, 5.2, "V"),
+    ),
+    Convention(
+        name="a header merging the symbol and parameter titles",
+        reading="'| | Symbol Parameter (condition) | Notes | Min. | Typ. | Max. |': the text layer ran the symbol "
+                "column's title into the parameter column's; the names are under it, the symbols in the unheaded "
+                "column beside it, and the Notes column holds note numbers, never a limit",
+        page=Page(tables=((
+            ("", "Symbol Parameter (condition)", "Notes", "Min.", "Typ.", "Max.", "Units"),
+            ("PTX", "Peak transmit power", "6", "", "2", "+5", "dBm"),
+            ("PTA", "Transmit power accuracy", "", "", "", "±3", "dB"),
+        ),)),
+        request="Transmit power accuracy", unit="dB", expected=Expected(min=-3, max=3, unit="dB"),
+    ),
+    Convention(
+        name="a Limit column beside a Typ column",
+        reading="'Typ | Limit' (logic families' guaranteed limits): the Limit column holds a maximum when the name "
+                "starts 'Maximum', a minimum when it starts 'Minimum', and is never a second typical value",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tPD", "Maximum Latch Propagation Delay", "", "18", "29", "ns"),
+            ("tSU", "Minimum Latch Setup Time", "", "6", "11", "ns"),
+        ),)),
+        request="Latch propagation delay", unit="ns", expected=Expected(typical=18, max=29, unit="ns"),
+    ),
+    Convention(
+        name="a Limit column without a limit word in the name",
+        reading="a Limit column beside a Typ column, for a name that does not say whether its limit is a minimum or "
+                "a maximum, leaves the row undecided: the reader declines",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tPD", "Latch propagation delay", "", "18", "29", "ns"),
+        ),)),
+        request="Latch propagation delay", unit="ns", decline_mentions="does not say whether",
+    ),
+    Convention(
+        name="a caption setting the conditions of every row",
+        reading="a caption that sets quantities ('VCC = 5V, TA = 25°C') states the conditions of every row of its "
+                "table: a request at another value of one of them is never answered from that table",
+        page=Page(tables=(
+            (("Symbol", "Parameter", "Min", "Typ", "Max", "Units"),
+             ("tLT", "Latch transfer delay", "", "22", "33", "ns"),
+             ("tLR", "Latch release delay", "", "25", "41", "ns")),
+        ), titles=("VCC = 5V, TA = 25°C",)),
+        request="Latch transfer delay", conditions=("VCC = 3.3V",), unit="ns",
+        decline_mentions="matches the request too weakly",
+    ),
 )

@@ -343,3 +343,25 @@ def _paired_candidates(page: int, label: str, value_line: str) -> list[Candidate
         found.append(cand)
     return found
 
+
+_PART_ALONE = re.compile(r"^\s*([A-Z]{1,5}\d{2,}[A-Z0-9-]*)\s*$")
+_CONTINUED = re.compile(r"^\s*\(?\s*continued\s*\)?\s*$", re.IGNORECASE)
+
+
+def part_above_caption(caption: str, lines: list[str]) -> str:
+    """The part a table is printed for, in datasheets that print one table per part of a family: its caption is the
+    part number, or a part number stands alone on the line above its caption ("LM78L05" over "Unless otherwise
+    specified, VIN = 10V"), a "(Continued)" line allowed between. "" when there is none, or when the caption recurs
+    on the page and so does not say which table it heads."""
+    text = " ".join(caption.split())
+    if not text:
+        return ""
+    if titled := _PART_ALONE.match(text):
+        return titled.group(1)  # the table titled by the part number itself
+    at = [i for i, line in enumerate(lines) if " ".join(line.split()) == text]
+    if len(at) != 1:
+        return ""
+    above = [line for line in lines[max(0, at[0] - 2):at[0]] if not _CONTINUED.match(line)]
+    match = _PART_ALONE.match(above[-1]) if above else None
+    return match.group(1) if match else ""
+

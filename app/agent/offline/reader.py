@@ -22,6 +22,7 @@ from app.agent.offline.lines import (
     block_pair_candidates,
     footnotes,
     line_candidates,
+    part_above_caption,
     vertical_row_candidates,
 )
 from app.agent.offline.quotes import build_quote
@@ -329,6 +330,9 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     coverage, _ = _coverage(item_tokens, index)
     # Numbers in a condition ("12V", "-103", "LM324") must be present for the condition to count.
     numeric = [t for t in item_tokens if re.search(r"\d", t)]
+    if any(_PART_TOKEN.fullmatch(t) and t not in haystack_tokens for t in numeric):
+        # A part number names one part: "LM1117" printed is not the "LM1117I" asked for, nor the reverse.
+        return 0.0
     if numeric and not all(any(n in t or t in n for t in haystack_tokens if re.search(r"\d", t)) for n in numeric):
         coverage *= 0.3
     elif haystack and _quantities_missing(item, haystack):
@@ -337,6 +341,7 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     return coverage
 
 
+_PART_TOKEN = re.compile(r"[a-z]{1,5}\d{2,}[a-z0-9-]*")
 _QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
                        r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
 
@@ -373,8 +378,9 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
     own = cand.own_label if cand.own_label is not None else cand.label
     haystack = f"{own} {cand.extra_conditions}"
     if cand.source != "line":
-        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column.
-        haystack = f"{haystack} {cand.line_text}"
+        # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column, and
+        # the table's caption what all its rows were measured at, unless a row sets the quantity again.
+        haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
     return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
                for item in query.conditions)
 
@@ -430,6 +436,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     notes: list[str] = []
     total = name
     dims = query.dimensions
+    if cand.unit_from_block and not dims:
+        return None  # a neighbour's unit is taken only when the request says which dimension it must have
     if dims:
         if cand.unit is None:
             total -= 0.3
@@ -468,6 +476,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         notes.append("read from a figure caption")
     if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
+    if cand.table_part and _names_a_part(query) and not _names_grade(query, (cand.table_part,)):
+        return None  # the request names a part, this table is printed for another one of its family
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -493,7 +503,7 @@ _PART_NUMBER = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
 # Words that turn a quantity into another one derived from it: "Reference voltage deviation over temperature" is
 # how much the reference voltage moves, not the reference voltage.
 _DERIVED_WORDS = ("deviation", "drift", "change", "variation", "regulation", "coefficient", "coeff", "tempco",
-                  "ratio", "rejection", "hysteresis", "mismatch")
+                  "ratio", "rejection", "hysteresis", "mismatch", "offset")
 
 
 def _derived_quantity(query: Query, cand: Candidate) -> bool:
@@ -559,7 +569,18 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
         hint = _table_under_abs_max(table, list(lines))
     notes = {mark: " ".join(texts) for mark, texts in footnotes(list(lines)).items()}
     found, model = table_candidates(table, abs_max_hint=hint, previous=previous, footnotes=notes)
+    part = part_above_caption(caption, list(lines))
+    for cand in found if part else ():
+        cand.table_part = part
+        cand.context = f"{cand.context} {part}"
+    if "=" in caption and len(caption) <= _CAPTION_CONDITIONS:
+        for cand in found:
+            cand.table_conditions = caption  # "VCC = 5V, TA = 25°C": the conditions of every row below
     return tuple(found), model
+
+
+# A caption this short that sets quantities ("VCC = 5V, TA = 25°C, CL = 15 pF") states the table's conditions.
+_CAPTION_CONDITIONS = 100
 
 
 @lru_cache(maxsize=4096)
@@ -757,10 +778,23 @@ def _names_in_own_label(query: Query, cand: Candidate) -> bool:
 def _first_of_siblings(query: Query, best: Scored, tied: list[Scored]) -> bool:
     """A tie among variants of one parameter (its sub-rows or per-part rows on one page) when the request names
     no condition or part: the first variant printed is the answer, and the others are reported beside it. When
-    the request names one and the variants still tie, the reader could not tell which one it names."""
-    if query.conditions or query.qualifiers:
+    the request names one and the variants still tie, the reader could not tell which one it names, unless the
+    whole table meets it (the part number it is printed for) and no variant's own row names it: then it tells
+    none of them apart."""
+    if (query.conditions or query.qualifiers) and not all(_met_by_table_only(query, s) for s in [best, *tied]):
         return False
     return all(siblings(best.candidate, s.candidate) for s in tied)
+
+
+def _met_by_table_only(query: Query, reading: Scored) -> bool:
+    """Whether every requested condition is met in full by what the reading's table says of all its rows (its
+    title, the part it is printed for), none by the reading's own row."""
+    cand = reading.candidate
+    if reading.conditions is None or reading.conditions < 0.99 or cand.source == "line":
+        return False
+    own = f"{cand.own_label or cand.label} {cand.line_text}"
+    return not any(item_score(item, compact(own), content_tokens(own), own) >= 0.99
+                   for item in [*query.conditions, *query.qualifiers])
 
 
 def _confidence(best: Scored, rivals: list[Scored], agreeing: list[Scored]) -> float:

@@ -183,7 +183,39 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                 cand.context = " ".join([cand.context, *row.notes])
             _typical_by_note(cand, " ".join(row.notes))
         candidates.extend(found)
+        if limit is not None and limit.unit is None and not limit.ambiguity:
+            candidates.extend(_block_unit_readings(limit, _units_around(model, k)))
     return candidates, model
+
+
+def _units_around(model: TableModel, k: int) -> tuple[Unit, ...]:
+    """The units a row with an empty unit cell may share: a unit cell merged over a block of rows is printed on
+    one row of it, so the row's unit is the nearest one printed above or below it in the unit column (same
+    header, same section). Two different neighbours leave the choice open; the request's dimension may close it."""
+    roles = model.row_roles[k]
+    column = next(iter(roles.columns(Role.UNIT)), None)
+    row = model.rows[k]
+    if column is None or column >= len(row.cells) or row.cells[column].strip():
+        return ()
+    found: list[Unit] = []
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(model.rows) and model.row_roles[j] is roles and model.rows[j].section == row.section:
+            other = model.rows[j]
+            if column < len(other.cells) and other.cells[column].strip():
+                unit = reader_unit(other.unit)
+                if unit is not None and unit.canonical not in [u.canonical for u in found]:
+                    found.append(unit)
+                break
+            j += step
+    return tuple(found)
+
+
+def _block_unit_readings(cand: Candidate, units: tuple[Unit, ...]) -> list[Candidate]:
+    """The row read once per unit its block may print: only a request's dimension can pick one, and when two of
+    the requested dimension remain they tie and the reader declines."""
+    return [replace(cand, unit=unit, unit_text=unit.canonical, unit_from_block=True,
+                    alt_labels=list(cand.alt_labels), printed=list(cand.printed)) for unit in units]
 
 
 _SECTION_WORDS = re.compile(r"\b(?:ratings?|characteristics?|specifications?|electrical|absolute|maximum|"
@@ -245,7 +277,11 @@ def _limit_candidate(page: int, row: ModelRow, roles: ColumnRoles, title: str, a
     cand = Candidate(page, "table_row", (wrapped_label or row.name).strip(), symbol=row.symbol or group_symbol,
                      abs_max=abs_max, explicit_fields=True, symbol_named=bool(group_symbol))
     cand.unit = reader_unit(row.unit)
-    if cand.unit is None:
+    unit_cell = next((row.cells[i] for i in roles.columns(Role.UNIT) if i < len(row.cells) and row.cells[i]), "")
+    if cand.unit is None and unit_cell and (printed := parse_unit(" ".join(unit_cell.split()))) is not None:
+        # A unit the table model cannot model but the reader knows ("ºC" printed with an ordinal sign).
+        cand.unit, cand.unit_text = printed, unit_cell
+    elif cand.unit is None:
         cand.unit, cand.unit_text = _unit_from_header(row.name)  # "Supply voltage (V)"
         if cand.unit is None:
             cand.unit, cand.unit_text = _unit_leading_conditions(row.conditions)

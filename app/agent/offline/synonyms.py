@@ -271,9 +271,10 @@ def _spelled_out(text: str) -> str:
     return _ABBREVIATIONS.sub(lambda m: _ABBREVIATION_WORDS[m.group(0).casefold()], text)
 
 
-# "SCK high time at VDD 1.8 V to 2.7 V", "Output current @ 5 V", "Torque for 24 V": a trailing phrase that
-# states a measured condition (it holds a number) says which row or column, not what the parameter is called.
-_CONDITION_PHRASE = re.compile(r"\s*(?:\s(?:at|for|with|under|when)\s|@)\s*(?P<condition>[^@]*\d[^@]*)$",
+# "SCK high time at VDD 1.8 V to 2.7 V", "Output current @ 5 V", "Sleep current in 3.3 V operation": a trailing
+# phrase that states a measured condition (it holds a number) says which row or column, not what the parameter is
+# called.
+_CONDITION_PHRASE = re.compile(r"\s*(?:\s(?:at|for|with|under|when|in|over)\s|@)\s*(?P<condition>[^@]*\d[^@]*)$",
                                re.IGNORECASE)
 
 
