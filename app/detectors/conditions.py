@@ -2,16 +2,17 @@
 
 A request that sets a condition (``VSENSE = 10 mV``) asks for the figure the datasheet states under it. When the
 document prints that condition on a table row that also states a figure of the answer's quantity, while the
-row the value came from (with the lines a condition cell wraps onto, its table's heading and the located text)
-does not name the condition's
-symbol at all, the value was read from another specification: an absolute rating, a feature line, another
-test point. A row that names the symbol with another value is ``field_mismatch``'s; temperatures are left out
-(a table, or the whole document, sets the ambient temperature once, far from any row).
+row the value came from (with the lines a condition cell wraps onto, its table's heading and header row, and the
+located text) does not name the condition's symbol at all, nor prints its value as a cell of its own (a ``6.0V``
+under a ``VCC`` column), the value was read from another specification: an absolute rating, a feature line,
+another test point. A row that names the symbol with another value is ``field_mismatch``'s; temperatures are
+left out (a table, or the whole document, sets the ambient temperature once, far from any row).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from app.detectors import plausibility
@@ -22,6 +23,7 @@ from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import CONDITION, grounded_row, header_for, table_heading
+from app.detectors.value_rows import row_sets
 from app.documents.index import DatasheetIndex, PageInfo
 
 # Lines of a wrapped condition cell lie within this many line heights of the value's row.
@@ -85,8 +87,9 @@ def _names_symbol(text: str, symbol: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(symbol)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
 
 
-def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, str] | None:
-    row = grounded_row(index, grounding)
+def _context(index: DatasheetIndex, grounding: GroundingResult, request: Mapping[str, Any],
+             value: dict[str, Any]) -> tuple[Row, str] | None:
+    row = grounded_row(index, grounding, dict(request), value)
     if row is None:
         return None
     header = header_for(index, grounding.page, row.y)
@@ -94,7 +97,9 @@ def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, st
     # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
     wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
                if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height and _is_wrapped_cell(r.text)]
-    return row, " ".join((row.text, *wrapped, heading, str(grounding.detail.get("located_text") or "")))
+    # A column of conditions is named once, in the header (``VCC`` over ``4.5V`` / ``6.0V``).
+    return row, " ".join((row.text, *wrapped, heading, header.text if header else "",
+                          str(grounding.detail.get("located_text") or "")))
 
 
 def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
@@ -110,13 +115,14 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
     for grounding in ctx.groundings:
         if grounding.value_index >= len(ctx.submission.values):
             continue
-        unit = printed(ctx.submission.values[grounding.value_index]).get("unit")
-        read = _context(ctx.document, grounding)
+        value = printed(ctx.submission.values[grounding.value_index])
+        unit = value.get("unit")
+        read = _context(ctx.document, grounding, ctx.request, value)
         if read is None or not unit:
             continue
         row, context = read
         for wanted in settings:
-            if _names_symbol(context, wanted.group(1)):
+            if _names_symbol(context, wanted.group(1)) or row_sets(row, wanted):
                 continue
             elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit) if other is not row]
             if elsewhere:
@@ -134,7 +140,7 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
 
 
 CONDITION_RULES: tuple[Rule, ...] = (
-    Rule("condition_elsewhere", "1", Severity.warning,
+    Rule("condition_elsewhere", "2", Severity.warning,
          "The requested condition is stated on another row of the document, not on the value's own row.",
          _condition_elsewhere),
 )

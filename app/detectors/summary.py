@@ -33,9 +33,9 @@ from app.detectors.structural import (
     placed_cells,
     plain_number,
     reports,
-    row_at,
     stands_apart,
 )
+from app.detectors.value_rows import row_at, value_cell
 from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
@@ -184,9 +184,10 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
         if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
                 or not grounding.page or grounding.value_index >= len(ctx.submission.values):
             continue
-        if not _is_summary(ctx.document, grounding.page, boxes[0]):
-            continue
         name, value = str(ctx.request.get("name") or ""), printed(ctx.submission.values[grounding.value_index])
+        cell = value_cell(ctx.document, grounding, ctx.request, value)
+        if cell is None or not _is_summary(ctx.document, grounding.page, cell.box):
+            continue
         row = fuller_row(ctx.document, name, value)
         if row:
             found.append({"value_index": grounding.value_index, **row})
@@ -194,7 +195,7 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
         # A table row under a header without Min / Typ / Max (ratings, one row per variant) prints one figure
         # and is compared with the parameter's other rows by the row rules; a sentence has no row of its own.
         other = other_figures_row(ctx.document, name, value) \
-            if _is_prose(ctx.document, grounding.page, boxes[0]) else None
+            if _is_prose(ctx.document, grounding.page, cell.box) else None
         if other:
             found.append({"value_index": grounding.value_index, "field": None, "cell": None, **other})
     if not found:

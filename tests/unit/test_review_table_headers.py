@@ -1,0 +1,114 @@
+"""Reading a row's columns under table headers as datasheets print them: columns without a role (Figure, VCC),
+a header on two lines, a table whose column labels name no Min / Typ / Max, limits printed as ``±X``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.detectors.structural import STRUCTURAL_RULES, header_for
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    # A Figure column between the definition and Min: its figure numbers stand closer to Min than to Typ.
+    figures = [(40, 60, "Symbol"), (100, 60, "Definition"), (298, 60, "Figure"), (335, 60, "Min."),
+               (364, 60, "Typ."), (390, 60, "Max."), (418, 60, "Units"),
+               (40, 76, "ton"), (100, 76, "Turn-on delay"), (311, 76, "7"), (341, 76, "-"), (367, 76, "120"),
+               (394, 76, "150"), (420, 76, "ns"),
+               (40, 90, "toff"), (100, 90, "Turn-off delay"), (311, 90, "8"), (341, 90, "-"), (370, 90, "94"),
+               (394, 90, "125"), (420, 90, "ns"),
+               (40, 104, "IGES"), (100, 104, "Gate leakage"), (311, 104, "9"), (341, 104, "-"), (367, 104, "-"),
+               (390, 104, "+/-100"), (420, 104, "nA"),
+               (40, 118, "IGSS"), (100, 118, "Gate current"), (311, 118, "10"), (341, 118, "-"), (367, 118, "-"),
+               (394, 118, "100"), (420, 118, "nA"),
+               (40, 132, "TJ"), (100, 132, "Junction temperature"), (311, 132, "11"), (341, 132, "-40"),
+               (394, 132, "150"), (418, 132, "\u00b0C")]
+    # A ratings table (Min / Max), then a thermal table whose column labels are packages: its rows are no Min
+    # or Max.
+    ratings = [(40, 180, "Parameter"), (330, 180, "MIN"), (380, 180, "MAX"), (440, 180, "UNIT"),
+               (40, 196, "Output current"), (330, 196, "0.01"), (380, 196, "1.5"), (440, 196, "A"),
+               (40, 216, "Thermal information"),
+               (250, 232, "DCY"), (300, 232, "KCS"), (350, 232, "KCT"), (400, 232, "KTT"),
+               (40, 236, "THERMAL METRIC"), (440, 236, "UNIT"),
+               (40, 252, "Junction-to-ambient resistance"), (250, 252, "66.8"), (300, 252, "23.5"),
+               (350, 252, "37.9"), (400, 252, "38.0"), (440, 252, "C/W")]
+    # A header on two lines: the columns on the first, Typ (and the spanning label of the limit columns, one per
+    # temperature range) on the second.
+    two_lines = [(40, 300, "Symbol"), (90, 300, "Parameter"), (230, 300, "Conditions"), (300, 300, "VCC"),
+                 (490, 300, "Units"),
+                 (335, 308, "Typ"), (396, 308, "Guaranteed Limits"),
+                 (40, 324, "tr"), (90, 324, "Rise time"), (300, 324, "4.5V"), (339, 324, "8"), (367, 324, "15"),
+                 (407, 324, "19"), (459, 324, "22"), (496, 324, "ns"),
+                 (300, 336, "6.0V"), (339, 336, "7"), (367, 336, "13"), (407, 336, "16"), (459, 336, "19"),
+                 (496, 336, "ns")]
+    path = tmp_path_factory.mktemp("pdf") / "headers.pdf"
+    placed_pdf([[*figures, *ratings, *two_lines]], path=path)
+    return open_index(path)
+
+
+def field_mismatch(index: DatasheetIndex, value: dict[str, Any], quote: str,
+                   conditions: list[str] | None = None) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[1], confidence=0.9)
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [1]),
+                  request={"name": "x", "unit": value.get("unit"), "conditions": conditions or []})
+    [verdict] = evaluate(ctx, STRUCTURAL_RULES)
+    return verdict
+
+
+def kinds(verdict: Any) -> list[tuple[str, str | None]]:
+    return [(m["kind"], m.get("field")) for f in verdict.findings for m in f.evidence["mismatches"]]
+
+
+def test_a_figure_number_is_not_read_as_a_min(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"typical": 120, "max": 150, "unit": "ns"},
+                              "ton Turn-on delay 7 - 120 150").findings
+    # The row's own limits are still read: a partial answer leaves its max out.
+    assert kinds(field_mismatch(document, {"typical": 94, "unit": "ns"}, "toff Turn-off delay 8 - 94 125")) \
+        == [("omitted_field", "max")]
+
+
+def test_a_plus_minus_limit_covers_the_min_whose_cell_is_a_dash(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
+                              "IGES Gate leakage 9 - - +/-100 nA").findings
+    # A plain max does not: the min was made up.
+    assert ("dash_cell", "min") in kinds(field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
+                                                        "IGSS Gate current 10 - - 100 nA"))
+
+
+def test_a_temperature_reported_in_a_bare_c_is_in_degrees(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"min": -40, "max": 150, "unit": "C"},
+                              "TJ Junction temperature 11 -40 150 \u00b0C").findings
+    assert ("unit_column", None) in kinds(field_mismatch(document, {"min": -40, "max": 150, "unit": "V"},
+                                                         "TJ Junction temperature 11 -40 150 \u00b0C"))
+
+
+def test_another_tables_column_labels_end_the_search_for_a_header(document: DatasheetIndex) -> None:
+    rows = [r for r in document.page(1).words if r.text == "38.0"]
+    assert header_for(document, 1, (rows[0].y0 + rows[0].y1) / 2) is None
+    assert not field_mismatch(document, {"typical": 38.0, "unit": "C/W"},
+                              "Junction-to-ambient resistance 66.8 23.5 37.9 38.0 C/W").findings
+    # The ratings table above is still read under its own header.
+    assert kinds(field_mismatch(document, {"min": 1.5, "unit": "A"}, "Output current 0.01 1.5 A")) \
+        == [("wrong_column", "min")]
+
+
+def test_a_second_header_line_adds_its_roles_and_its_columns(document: DatasheetIndex) -> None:
+    words = [w for w in document.page(1).words if w.text == "4.5V"]
+    header = header_for(document, 1, (words[0].y0 + words[0].y1) / 2)
+    assert header is not None and set(header.centres) == {"typical", "unit"}
+    # A limit read from a temperature column: the Typ column beside it is not left out.
+    assert not field_mismatch(document, {"max": 19, "unit": "ns"}, "6.0V 7 13 16 19 ns").findings
+    # A Typ read as a limit is still a Typ.
+    assert kinds(field_mismatch(document, {"max": 8, "unit": "ns"}, "Rise time 4.5V 8 15 19 22 ns")) \
+        == [("wrong_column", "max")]
