@@ -84,3 +84,33 @@ def test_low_confidence_is_judged_for_the_offline_reader_only() -> None:
     assert sure["low_confidence"].evaluable and not sure["low_confidence"].findings
     hosted = verdicts([{"typical": 1, "unit": "V"}], {"name": "x"}, confidence=0.2)
     assert not hosted["low_confidence"].evaluable
+
+
+@pytest.mark.parametrize(("name", "dimension"), [
+    # The quantity is the word the name's head phrase ends on, before its conditions and qualifiers.
+    ("Power-down supply current", "current"), ("Pressure measurement time (standard mode)", "time"),
+    ("Reference input voltage over temperature for the TL431C", "voltage"),
+    ("IN pin current over temperature", "current"), ("Current sense voltage", "voltage"),
+    ("Supply current ICC max (steady state)", "current"), ("Input voltage range", "voltage"),
+    ("Weight including packaging", "mass"), ("Trigger propagation delay tPLH at 4.5 V", "time"),
+])
+def test_the_dimension_is_the_one_the_names_head_ends_on(name: str, dimension: str) -> None:
+    inferred = expected_dimension(name)
+    assert inferred is not None and inferred.name == dimension
+
+
+@pytest.mark.parametrize("name", ["Pressure measurement rate", "VDD decoupling capacitor", "Torque constant",
+                                  "Resistance match between the two pots", "Continuous shooting speed",
+                                  "SDO output valid after SCK falling edge at VDD 1.8 V"])
+def test_a_name_whose_head_is_no_known_quantity_fixes_no_dimension(name: str) -> None:
+    assert expected_dimension(name) is None
+
+
+def test_an_answer_in_the_quantity_of_the_names_head_is_clean() -> None:
+    assert not verdicts([{"typical": 900, "unit": "nA"}], {"name": "Power-down supply current"})[
+        "expected_dimension"].findings
+    assert not verdicts([{"typical": 8.5, "unit": "mNm"}], {"name": "Nominal torque (24V version)"})[
+        "expected_dimension"].findings
+    # Still flagged: the head's quantity in another dimension.
+    assert verdicts([{"typical": 27.6, "unit": "V"}], {"name": "Pressure measurement time"})[
+        "expected_dimension"].findings
