@@ -34,8 +34,10 @@ WRAP_LINES = 2.5
 # A unit cell merged over several sub-rows stands within this many line heights of each of them.
 MERGED_CELL_LINES = 1.6
 _DIGIT = re.compile(r"\d")
-# A parameter's sub-rows stand within this many line heights of the row printing its name.
+# A parameter's sub-rows stand within this many line heights of the row printing its name, the lines of a
+# wrapped name cell within the second.
 BLOCK_LINES = 3.2
+NAME_LINES = 1.6
 _WORD = re.compile(r"[a-z]{3,}")
 # Words that name no parameter of their own: limits, conditions' glue.
 _COMMON_WORDS = {"the", "and", "for", "with", "max", "min", "typ", "maximum", "minimum", "typical", "nominal", "note"}
@@ -83,14 +85,17 @@ def _label(row: Row, right: float) -> set[str]:
 
 def _names_parameter(rows: list[Row], row: Row, setting: re.Match[str], name: set[str]) -> bool:
     """Whether a row stating a condition is one of the requested parameter's: its label (the words left of the
-    condition) names a word of the parameter's name, or, on an unnamed sub-row, the label of the nearest named
-    row above or below does (a name printed once for a block of sub-rows). A condition stated for another
-    parameter says nothing of this one."""
+    condition, with a name cell's lines wrapped above or below it) names a word of the parameter's name, or, on
+    an unnamed sub-row, the label of the nearest named row above or below does (a name printed once for a block
+    of sub-rows). A condition stated for another parameter says nothing of this one."""
     start = len(row.text[:setting.start()].split())
     right = row.words[start].x0 if start < len(row.words) else row.words[-1].x1
     own = _label(row, right)
     if own:
-        return bool(name & own)
+        # A name cell wrapping onto a line of its own just above or below ("Gain bandwidth product" over "GBP").
+        wrapped = [r for r in rows if r is not row and abs(r.y - row.y) <= NAME_LINES * row.height
+                   and not _DIGIT.search(r.text)]
+        return bool(name & own) or any(name & _label(r, right) for r in wrapped)
     labelled = [r for r in rows if r is not row and abs(r.y - row.y) <= BLOCK_LINES * row.height and _label(r, right)]
     above = max((r for r in labelled if r.y < row.y), key=lambda r: r.y, default=None)
     below = min((r for r in labelled if r.y > row.y), key=lambda r: r.y, default=None)
