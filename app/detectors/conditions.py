@@ -25,8 +25,8 @@ from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
-from app.detectors.structural import CONDITION, grounded_row, header_for, table_heading
-from app.detectors.value_rows import row_sets
+from app.detectors.structural import CONDITION, header_for, table_heading
+from app.detectors.value_rows import ValueCell, row_sets, value_cell
 from app.documents.index import DatasheetIndex, PageInfo
 
 # Lines of a wrapped condition cell lie within this many line heights of the value's row.
@@ -127,17 +127,18 @@ def _names_symbol(text: str, symbol: str) -> bool:
 
 
 def _context(index: DatasheetIndex, grounding: GroundingResult, request: Mapping[str, Any],
-             value: dict[str, Any]) -> tuple[Row, str] | None:
-    row = grounded_row(index, grounding, dict(request), value)
-    if row is None:
+             value: dict[str, Any]) -> tuple[ValueCell, str] | None:
+    cell = value_cell(index, grounding, request, value)
+    if cell is None:
         return None
+    row = cell.row
     header = header_for(index, grounding.page, row.y)
     heading = table_heading(index, header) if header else ""
     # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
     wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
                if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height and _is_wrapped_cell(r.text)]
     # A column of conditions is named once, in the header (``VCC`` over ``4.5V`` / ``6.0V``).
-    return row, " ".join((row.text, *wrapped, heading, header.text if header else "",
+    return cell, " ".join((row.text, *wrapped, heading, header.text if header else "",
                           str(grounding.detail.get("located_text") or "")))
 
 
@@ -162,9 +163,10 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
         read = _context(ctx.document, grounding, ctx.request, value)
         if read is None or not unit:
             continue
-        row, context = read
+        cell, context = read
+        row = cell.row
         for wanted in settings:
-            if _names_symbol(context, wanted.group(1)) or row_sets(row, wanted):
+            if _names_symbol(context, wanted.group(1)) or row_sets(row, wanted, cell.word.x0):
                 continue
             elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit, name)
                          if other is not row]

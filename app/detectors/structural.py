@@ -37,7 +37,7 @@ from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, numb
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
-from app.detectors.value_rows import CONDITION, ValueCell, best_cell, located_cells, value_cell
+from app.detectors.value_rows import CONDITION, ValueCell, best_cell, located_cells, row_sets, value_cell
 from app.documents.index import DatasheetIndex, Word
 
 _ROLE_WORDS = {"min": "min", "minimum": "min", "typ": "typical", "typical": "typical", "nom": "typical",
@@ -224,10 +224,11 @@ def _matches(number: float, unit: str | None, word: Word, context_units: list[st
 
 
 def _conditions_contradicted(requested: list[str], row_text: str, heading: str = "",
-                             located: str = "") -> list[dict[str, Any]]:
+                             located: str = "", cell: ValueCell | None = None) -> list[dict[str, Any]]:
     """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity. The
     table's heading sets a default for every row (``unless otherwise specified``): the row's own conditions, on
-    its line or in the text the value was located in (a condition cell wrapping onto the next line), come first."""
+    its line or in the text the value was located in (a condition cell wrapping onto the next line), or printed
+    as a cell of its own (a ``3.3V`` under a ``VCC`` column), come first."""
     out = []
     own = {m.group(1).casefold() for text in (located, row_text) for m in CONDITION.finditer(text)}
     printed = {m.group(1).casefold(): m for m in CONDITION.finditer(heading) if m.group(1).casefold() not in own}
@@ -235,7 +236,7 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
     for condition in requested:
         for wanted in CONDITION.finditer(condition):
             found = printed.get(wanted.group(1).casefold())
-            if found is None:
+            if found is None or (cell is not None and row_sets(cell.row, wanted, cell.word.x0) is True):
                 continue
             want = float(wanted.group(2).replace(",", ".").replace("−", "-"))
             have = float(found.group(2).replace(",", ".").replace("−", "-"))
@@ -407,7 +408,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
                 "heading": heading or None}
     mismatches: list[Mismatch] = []
     conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
-                                          str(grounding.detail.get("located_text") or ""))
+                                          str(grounding.detail.get("located_text") or ""), primary)
     conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "

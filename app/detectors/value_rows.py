@@ -83,24 +83,25 @@ def _same_quantity(wanted: re.Match[str], number: float, unit: str | None) -> bo
     return converted is not None and plausibility.close(converted, _number(wanted.group(2)), 1e-6)
 
 
-def row_sets(row: Row, setting: re.Match[str]) -> bool | None:
+def row_sets(row: Row, setting: re.Match[str], left_of: float | None = None) -> bool | None:
     """Whether ``row`` sets ``setting`` (``IC = 2A``, or a ``6.0V`` cell of its own for ``VCC = 6.0V``, the
-    symbol heading its column): ``False`` when it sets the symbol to another value, ``None`` when it says
-    nothing of it."""
+    symbol heading its column, left of ``left_of``, where the value's cell begins): ``False`` when it sets the
+    symbol to another value, ``None`` when it says nothing of it."""
     found = next((m for m in CONDITION.finditer(row.text) if m.group(1).casefold() == setting.group(1).casefold()),
                  None)
     if found is not None:
         return _same_quantity(setting, _number(found.group(2)), found.group(3) or None)
     if setting.group(3) and any(_same_quantity(setting, v, printed[0].unit) for w in row.words
-                                if len(printed := numbers_in(w.text)) == 1 and printed[0].unit
+                                if (left_of is None or w.x1 <= left_of)
+                                and len(printed := numbers_in(w.text)) == 1 and printed[0].unit
                                 for v in printed[0].values):
         return True
     return None
 
 
-def _condition_score(row: Row, wanted: list[re.Match[str]]) -> int:
-    """+1 per wanted setting the row sets, -1 per one it sets to another value."""
-    return sum({True: 1, False: -1, None: 0}[row_sets(row, setting)] for setting in wanted)
+def _condition_score(cell: ValueCell, wanted: list[re.Match[str]]) -> int:
+    """+1 per wanted setting the cell's row sets, -1 per one it sets to another value."""
+    return sum({True: 1, False: -1, None: 0}[row_sets(cell.row, setting, cell.word.x0)] for setting in wanted)
 
 
 def _is_operand(row: Row, word: Word, unit: str | None) -> bool:
@@ -127,7 +128,7 @@ def best_cell(cells: Iterable[ValueCell], request: Mapping[str, Any], value: Map
     cells = list(cells)
     wanted = wanted_settings(request, value)
     unit = value.get("unit")
-    ranked = [(-_condition_score(c.row, wanted), _is_operand(c.row, c.word, unit), -_name_overlap(c.row, request), i)
+    ranked = [(-_condition_score(c, wanted), _is_operand(c.row, c.word, unit), -_name_overlap(c.row, request), i)
               for i, c in enumerate(cells)]
     return cells[min(ranked)[3]] if ranked else None
 

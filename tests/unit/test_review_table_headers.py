@@ -52,16 +52,22 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
                  (407, 324, "19"), (459, 324, "22"), (496, 324, "ns"),
                  (300, 336, "6.0V"), (339, 336, "7"), (367, 336, "13"), (407, 336, "16"), (459, 336, "19"),
                  (496, 336, "ns")]
+    # A heading setting VCC for the whole table, and a VCC column whose cells set it row by row.
+    supply = [(40, 60, "Unless otherwise noted VCC = 5V, TA = 25C"),
+              (40, 80, "Parameter"), (200, 80, "VCC"), (330, 80, "Min"), (380, 80, "Typ"), (430, 80, "Max"),
+              (480, 80, "Unit"),
+              (40, 100, "Supply current"), (200, 100, "3.3V"), (380, 100, "1.2"), (430, 100, "2.0"), (480, 100, "mA"),
+              (200, 112, "5.0V"), (380, 112, "1.8"), (430, 112, "3.0"), (480, 112, "mA")]
     path = tmp_path_factory.mktemp("pdf") / "headers.pdf"
-    placed_pdf([[*figures, *ratings, *two_lines]], path=path)
+    placed_pdf([[*figures, *ratings, *two_lines], supply], path=path)
     return open_index(path)
 
 
 def field_mismatch(index: DatasheetIndex, value: dict[str, Any], quote: str,
-                   conditions: list[str] | None = None) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1], confidence=0.9)
+                   conditions: list[str] | None = None, page: int = 1) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page], confidence=0.9)
     ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
+                  groundings=ground_values(index, submission.values, quote, [page]),
                   request={"name": "x", "unit": value.get("unit"), "conditions": conditions or []})
     [verdict] = evaluate(ctx, STRUCTURAL_RULES)
     return verdict
@@ -113,3 +119,11 @@ def test_a_second_header_line_adds_its_roles_and_its_columns(document: Datasheet
     # A Typ read as a limit is still a Typ.
     assert kinds(field_mismatch(document, {"max": 8, "unit": "ns"}, "Rise time 4.5V 8 15 19 22 ns")) \
         == [("wrong_column", "max")]
+
+
+def test_a_condition_column_overrides_the_tables_heading(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"typical": 1.2, "max": 2.0, "unit": "mA"},
+                              "Supply current 3.3V 1.2 2.0 mA", ["VCC = 3.3V"], page=2).findings
+    # The sub-row for the heading's own supply still contradicts the requested one.
+    assert ("condition", None) in kinds(field_mismatch(document, {"typical": 1.8, "max": 3.0, "unit": "mA"},
+                                                       "5.0V 1.8 3.0 mA", ["VCC = 3.3V"], page=2))
