@@ -23,34 +23,34 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     # A Figure column between the definition and Min: its figure numbers stand closer to Min than to Typ.
     figures = [(40, 60, "Symbol"), (100, 60, "Definition"), (298, 60, "Figure"), (335, 60, "Min."),
                (364, 60, "Typ."), (390, 60, "Max."), (418, 60, "Units"),
-               (40, 76, "ton"), (100, 76, "Turn-on delay"), (311, 76, "7"), (341, 76, "-"), (367, 76, "120"),
-               (394, 76, "150"), (420, 76, "ns"),
-               (40, 90, "toff"), (100, 90, "Turn-off delay"), (311, 90, "8"), (341, 90, "-"), (370, 90, "94"),
-               (394, 90, "125"), (420, 90, "ns"),
+               (40, 76, "tup"), (100, 76, "Wake delay"), (311, 76, "4"), (341, 76, "-"), (367, 76, "210"),
+               (394, 76, "260"), (420, 76, "ns"),
+               (40, 90, "tdn"), (100, 90, "Sleep delay"), (311, 90, "5"), (341, 90, "-"), (370, 90, "83"),
+               (394, 90, "115"), (420, 90, "ns"),
                # Rows without a figure reference.
-               (40, 104, "IGES"), (100, 104, "Gate leakage"), (341, 104, "-"), (367, 104, "-"),
-               (390, 104, "+/-100"), (420, 104, "nA"),
-               (40, 118, "IGSS"), (100, 118, "Gate current"), (341, 118, "-"), (367, 118, "-"),
-               (394, 118, "100"), (420, 118, "nA"),
-               (40, 132, "TJ"), (100, 132, "Junction temperature"), (311, 132, "11"), (341, 132, "-40"),
-               (394, 132, "150"), (418, 132, "\u00b0C")]
+               (40, 104, "ILKA"), (100, 104, "Pin leakage"), (341, 104, "-"), (367, 104, "-"),
+               (390, 104, "+/-250"), (420, 104, "nA"),
+               (40, 118, "ILKB"), (100, 118, "Pad current"), (341, 118, "-"), (367, 118, "-"),
+               (394, 118, "250"), (420, 118, "nA"),
+               (40, 132, "TS"), (100, 132, "Storage temperature"), (311, 132, "6"), (341, 132, "-65"),
+               (394, 132, "160"), (418, 132, "\u00b0C")]
     # A ratings table (Min / Max), then a thermal table whose column labels are packages: its rows are no Min
     # or Max.
     ratings = [(40, 180, "Parameter"), (330, 180, "MIN"), (380, 180, "MAX"), (440, 180, "UNIT"),
-               (40, 196, "Output current"), (330, 196, "0.01"), (380, 196, "1.5"), (440, 196, "A"),
+               (40, 196, "Sink current"), (330, 196, "0.02"), (380, 196, "2.5"), (440, 196, "A"),
                (40, 216, "Thermal information"),
-               (250, 232, "DCY"), (300, 232, "KCS"), (350, 232, "KCT"), (400, 232, "KTT"),
+               (250, 232, "QFN"), (300, 232, "SOIC"), (350, 232, "MSOP"), (400, 232, "TSSOP"),
                (40, 236, "THERMAL METRIC"), (440, 236, "UNIT"),
-               (40, 252, "Junction-to-ambient resistance"), (250, 252, "66.8"), (300, 252, "23.5"),
-               (350, 252, "37.9"), (400, 252, "38.0"), (440, 252, "C/W")]
+               (40, 252, "Case-to-air impedance"), (250, 252, "41.2"), (300, 252, "77.4"),
+               (350, 252, "52.6"), (400, 252, "49.0"), (440, 252, "C/W")]
     # A header on two lines: the columns on the first, Typ (and the spanning label of the limit columns, one per
     # temperature range) on the second.
     two_lines = [(40, 300, "Symbol"), (90, 300, "Parameter"), (230, 300, "Conditions"), (300, 300, "VCC"),
                  (490, 300, "Units"),
                  (335, 308, "Typ"), (396, 308, "Guaranteed Limits"),
-                 (40, 324, "tr"), (90, 324, "Rise time"), (300, 324, "4.5V"), (339, 324, "8"), (367, 324, "15"),
-                 (407, 324, "19"), (459, 324, "22"), (496, 324, "ns"),
-                 (300, 336, "6.0V"), (339, 336, "7"), (367, 336, "13"), (407, 336, "16"), (459, 336, "19"),
+                 (40, 324, "tf"), (90, 324, "Fall time"), (300, 324, "3.0V"), (339, 324, "11"), (367, 324, "24"),
+                 (407, 324, "29"), (459, 324, "33"), (496, 324, "ns"),
+                 (300, 336, "5.5V"), (339, 336, "9"), (367, 336, "18"), (407, 336, "21"), (459, 336, "33"),
                  (496, 336, "ns")]
     # A heading setting VCC for the whole table, and a VCC column whose cells set it row by row.
     supply = [(40, 60, "Unless otherwise noted VCC = 5V, TA = 25C"),
@@ -78,46 +78,46 @@ def kinds(verdict: Any) -> list[tuple[str, str | None]]:
 
 
 def test_a_figure_number_is_not_read_as_a_min(document: DatasheetIndex) -> None:
-    assert not field_mismatch(document, {"typical": 120, "max": 150, "unit": "ns"},
-                              "ton Turn-on delay 7 - 120 150").findings
+    assert not field_mismatch(document, {"typical": 210, "max": 260, "unit": "ns"},
+                              "tup Wake delay 4 - 210 260").findings
     # The row's own limits are still read: a partial answer leaves its max out.
-    assert kinds(field_mismatch(document, {"typical": 94, "unit": "ns"}, "toff Turn-off delay 8 - 94 125")) \
+    assert kinds(field_mismatch(document, {"typical": 83, "unit": "ns"}, "tdn Sleep delay 5 - 83 115")) \
         == [("omitted_field", "max")]
 
 
 def test_a_plus_minus_limit_covers_the_min_whose_cell_is_a_dash(document: DatasheetIndex) -> None:
-    assert not field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
-                              "IGES Gate leakage - - +/-100 nA").findings
+    assert not field_mismatch(document, {"min": -250, "max": 250, "unit": "nA"},
+                              "ILKA Pin leakage - - +/-250 nA").findings
     # A plain max does not: the min was made up.
-    assert ("dash_cell", "min") in kinds(field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
-                                                        "IGSS Gate current - - 100 nA"))
+    assert ("dash_cell", "min") in kinds(field_mismatch(document, {"min": -250, "max": 250, "unit": "nA"},
+                                                        "ILKB Pad current - - 250 nA"))
 
 
 def test_a_temperature_reported_in_a_bare_c_is_in_degrees(document: DatasheetIndex) -> None:
-    assert not field_mismatch(document, {"min": -40, "max": 150, "unit": "C"},
-                              "TJ Junction temperature 11 -40 150 \u00b0C").findings
-    assert ("unit_column", None) in kinds(field_mismatch(document, {"min": -40, "max": 150, "unit": "V"},
-                                                         "TJ Junction temperature 11 -40 150 \u00b0C"))
+    assert not field_mismatch(document, {"min": -65, "max": 160, "unit": "C"},
+                              "TS Storage temperature 6 -65 160 \u00b0C").findings
+    assert ("unit_column", None) in kinds(field_mismatch(document, {"min": -65, "max": 160, "unit": "V"},
+                                                         "TS Storage temperature 6 -65 160 \u00b0C"))
 
 
 def test_another_tables_column_labels_end_the_search_for_a_header(document: DatasheetIndex) -> None:
-    rows = [r for r in document.page(1).words if r.text == "38.0"]
+    rows = [r for r in document.page(1).words if r.text == "49.0"]
     assert header_for(document, 1, (rows[0].y0 + rows[0].y1) / 2) is None
-    assert not field_mismatch(document, {"typical": 38.0, "unit": "C/W"},
-                              "Junction-to-ambient resistance 66.8 23.5 37.9 38.0 C/W").findings
+    assert not field_mismatch(document, {"typical": 49.0, "unit": "C/W"},
+                              "Case-to-air impedance 41.2 77.4 52.6 49.0 C/W").findings
     # The ratings table above is still read under its own header.
-    assert kinds(field_mismatch(document, {"min": 1.5, "unit": "A"}, "Output current 0.01 1.5 A")) \
+    assert kinds(field_mismatch(document, {"min": 2.5, "unit": "A"}, "Sink current 0.02 2.5 A")) \
         == [("wrong_column", "min")]
 
 
 def test_a_second_header_line_adds_its_roles_and_its_columns(document: DatasheetIndex) -> None:
-    words = [w for w in document.page(1).words if w.text == "4.5V"]
+    words = [w for w in document.page(1).words if w.text == "3.0V"]
     header = header_for(document, 1, (words[0].y0 + words[0].y1) / 2)
     assert header is not None and set(header.centres) == {"typical", "unit"}
     # A limit read from a temperature column: the Typ column beside it is not left out.
-    assert not field_mismatch(document, {"max": 19, "unit": "ns"}, "6.0V 7 13 16 19 ns").findings
+    assert not field_mismatch(document, {"max": 33, "unit": "ns"}, "5.5V 9 18 21 33 ns").findings
     # A Typ read as a limit is still a Typ.
-    assert kinds(field_mismatch(document, {"max": 8, "unit": "ns"}, "Rise time 4.5V 8 15 19 22 ns")) \
+    assert kinds(field_mismatch(document, {"max": 11, "unit": "ns"}, "Fall time 3.0V 11 24 29 33 ns")) \
         == [("wrong_column", "max")]
 
 

@@ -26,13 +26,13 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     header = [(NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
               (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit")]
     # Two sub-rows print the same figure in different columns; the text layer prints the lower one first.
-    saturation = [(COND, 112, "IC = 6A"), (TYP, 112, "0.8"), (UNIT, 112, "V"),
-                  (NAME, 100, "Saturation voltage"), (SYMBOL, 100, "VSAT"), (COND, 100, "IC = 2A"), (MAX, 100, "0.8"),
+    saturation = [(COND, 112, "IO = 9A"), (TYP, 112, "0.65"), (UNIT, 112, "V"),
+                  (NAME, 100, "Saturation voltage"), (SYMBOL, 100, "VSAT"), (COND, 100, "IO = 3A"), (MAX, 100, "0.65"),
                   (UNIT, 100, "V")]
-    # A supply current whose sub-row below prints the same number inside a condition (VOUT = VIN - 100 mV), in
-    # the text layer's order first; the current's own row prints Typ 100 and its max sub-row 147.
-    supply = [(COND, 152, "VOUT = VIN - 100 mV"), (MAX, 152, "147"),
-              (NAME, 140, "Supply current"), (SYMBOL, 140, "IVS"), (COND, 140, "TJ = 25C"), (TYP, 140, "100"),
+    # A supply current whose sub-row below prints the same number inside a condition (VX = VY - 60 mV), in
+    # the text layer's order first; the current's own row prints Typ 60 and its max sub-row 92.
+    supply = [(COND, 152, "VX = VY - 60 mV"), (MAX, 152, "92"),
+              (NAME, 140, "Supply current"), (SYMBOL, 140, "IVS"), (COND, 140, "TJ = 25C"), (TYP, 140, "60"),
               (UNIT, 140, "uA"),
               (NAME, 180, "Leak current"), (SYMBOL, 180, "ILK"), (COND, 180, "VR = 5 V"), (TYP, 180, "1.5"),
               (MAX, 180, "10"), (UNIT, 180, "uA")]
@@ -55,44 +55,44 @@ def audit(index: DatasheetIndex, value: dict[str, Any], quote: str, request: dic
     return {v.rule: v for v in evaluate(ctx, ALL_RULES)}
 
 
-SATURATION_QUOTE = "IC = 6A 0.8 V Saturation voltage VSAT IC = 2A 0.8 V"
+SATURATION_QUOTE = "IO = 9A 0.65 V Saturation voltage VSAT IO = 3A 0.65 V"
 
 
 def test_every_row_printing_the_value_is_a_candidate_and_the_requested_condition_picks_one(
         document: DatasheetIndex) -> None:
-    [grounding] = ground_values(document, [{"max": 0.8, "unit": "V"}], SATURATION_QUOTE, [1])
+    [grounding] = ground_values(document, [{"max": 0.65, "unit": "V"}], SATURATION_QUOTE, [1])
     cells = located_cells(document, grounding)
-    assert [c.row.text.split()[0] for c in cells] == ["IC", "Saturation"]  # the text layer's order
-    request = {"name": "Saturation voltage", "conditions": ["IC = 2A"]}
-    picked = value_cell(document, grounding, request, {"max": 0.8, "unit": "V"})
-    assert picked is not None and "IC = 2A" in picked.row.text
+    assert [c.row.text.split()[0] for c in cells] == ["IO", "Saturation"]  # the text layer's order
+    request = {"name": "Saturation voltage", "conditions": ["IO = 3A"]}
+    picked = value_cell(document, grounding, request, {"max": 0.65, "unit": "V"})
+    assert picked is not None and "IO = 3A" in picked.row.text
     # Without a request the first location is kept, as before.
     first = value_cell(document, grounding)
-    assert first is not None and "IC = 6A" in first.row.text
+    assert first is not None and "IO = 9A" in first.row.text
 
 
 def test_a_limit_read_on_the_row_the_request_names_is_clean(document: DatasheetIndex) -> None:
-    verdicts = audit(document, {"max": 0.8, "unit": "V"}, SATURATION_QUOTE,
-                     {"name": "Saturation voltage", "unit": "V", "conditions": ["IC = 2A"]})
+    verdicts = audit(document, {"max": 0.65, "unit": "V"}, SATURATION_QUOTE,
+                     {"name": "Saturation voltage", "unit": "V", "conditions": ["IO = 3A"]})
     assert verdicts["field_mismatch"].evaluable and not verdicts["field_mismatch"].findings
     # The condition may come in the name alone (a terse request).
-    terse = audit(document, {"max": 0.8, "unit": "V"}, SATURATION_QUOTE, {"name": "Saturation voltage at IC = 2A"})
+    terse = audit(document, {"max": 0.65, "unit": "V"}, SATURATION_QUOTE, {"name": "Saturation voltage at IO = 3A"})
     assert not terse["field_mismatch"].findings
 
 
 def test_the_other_sub_rows_column_still_contradicts_a_wrong_field(document: DatasheetIndex) -> None:
-    verdicts = audit(document, {"typical": 0.8, "unit": "V"}, SATURATION_QUOTE,
-                     {"name": "Saturation voltage", "unit": "V", "conditions": ["IC = 2A"]})
+    verdicts = audit(document, {"typical": 0.65, "unit": "V"}, SATURATION_QUOTE,
+                     {"name": "Saturation voltage", "unit": "V", "conditions": ["IO = 3A"]})
     [finding] = verdicts["field_mismatch"].findings
     assert {(m["kind"], m.get("column")) for m in finding.evidence["mismatches"]} >= {("wrong_column", "max")}
-    assert "IC = 2A" in finding.evidence["rows"][0]["row_text"]
+    assert "IO = 3A" in finding.evidence["rows"][0]["row_text"]
 
 
 def test_a_number_inside_a_condition_is_not_the_value(document: DatasheetIndex) -> None:
-    quote = "VOUT = VIN - 100 mV 147 Supply current IVS TJ = 25C 100 uA"
-    value, request = {"typical": 100, "unit": "uA"}, {"name": "Supply current", "unit": "uA"}
+    quote = "VX = VY - 60 mV 92 Supply current IVS TJ = 25C 60 uA"
+    value, request = {"typical": 60, "unit": "uA"}, {"name": "Supply current", "unit": "uA"}
     [grounding] = ground_values(document, [value], quote, [1])
-    assert [c.row.text.split()[0] for c in located_cells(document, grounding)] == ["VOUT", "Supply"]
+    assert [c.row.text.split()[0] for c in located_cells(document, grounding)] == ["VX", "Supply"]
     picked = value_cell(document, grounding, request, value)
     assert picked is not None and picked.row.text.startswith("Supply") and picked.word.x0 >= TYP - 1
     verdicts = audit(document, value, quote, request)
