@@ -19,6 +19,12 @@ Goals on every set: wrong-unflagged <= 5 % of answered values, correct-flagged <
 The confidence calibration of the offline reader (confidence bin -> share exact) is printed at the end.
 
     .venv/bin/python bench/trust.py [--claims FILE ...] [--engines agentic,single-pass] [--limit N] [--json OUT]
+                                    [--list] [--name-only] [--gold]
+
+Stress modes, for finding where a rule's evidence is thin: ``--name-only`` asks every claim by its name alone
+(no unit, no conditions), as terse requests come; ``--gold`` runs no reader and audits every claim's own answer
+and verbatim source text instead (all right, quoted as the claim authors cut them: every flag is a false alarm).
+``--json`` keeps every flag with its message and evidence, so a false alarm or a miss can be studied.
 
 ``--claims`` is repeatable; by default every ``bench/claims/*.yaml`` that is not sealed (a sealed set is measured
 only by naming it: ``--list`` on it would show what it holds to whoever tunes the rules), the shared
@@ -133,6 +139,14 @@ def _claim_detail(claim: Any) -> dict[str, Any]:
             "gold": claim.model_dump(include=stated, exclude_none=True)}
 
 
+def request_of(claim: Any, terse: bool) -> Any:
+    """The request a claim is asked as: in full, or (``terse``) its name only, without unit or conditions."""
+    from evaluation.claims import request_for
+
+    full = request_for(claim)
+    return full.model_copy(update={"unit": None, "conditions": []}) if terse else full
+
+
 def counts_only(table: dict[str, Any]) -> dict[str, Any]:
     """A sealed set's table without what would open it: which claims, what was answered, which rules fired."""
     hidden = {"answers", "missed", "false_alarms", "false_alarm_rules", "catching_rules"}
@@ -148,15 +162,15 @@ def print_listing(table: dict[str, Any]) -> None:
                         ("false alarm (correct, flagged)", table["false_alarms"])):
         for key in keys:
             answer = by_key[key]
-            rules = sorted({f["rule"] for f in answer["flags"] if f["severity"] in ("warning", "error")})
             print(f"   -- {title}: {key}  [{answer.get('document')}] {answer.get('parameter')!r}")
             print(f"      claim:  {json.dumps(answer.get('gold'), ensure_ascii=False)}")
             print(f"      answer: {json.dumps(answer.get('values'), ensure_ascii=False)}  page {answer.get('page')}"
                   f"  confidence {answer.get('confidence')}")
             if answer.get("quote"):
                 print(f"      quote:  {' '.join(str(answer['quote']).split())[:300]}")
-            if rules:
-                print(f"      flags:  {', '.join(rules)}")
+            for flag in answer["flags"]:
+                if flag["severity"] in ("warning", "error"):
+                    print(f"      flag {flag['rule']}: {' '.join(str(flag.get('message') or '').split())[:400]}")
 
 
 def _share(value: float | None) -> str:
@@ -208,7 +222,7 @@ def print_calibration(rows: list[dict[str, Any]]) -> None:
 # The offline reader through the production path.
 
 
-def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answer]:
+def reader_answers(claim_set: Any, engine: str, limit: int | None, terse: bool = False) -> list[Answer]:
     from sqlalchemy import select
 
     from app.agent import engines
@@ -221,7 +235,6 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
     from app.flows import extraction as pipeline
     from app.jobs.service import create_job
     from app.review.models import Flag
-    from evaluation.claims import request_for
     from evaluation.grading import grade
 
     model = resolve_model(OFFLINE_MODEL)
@@ -232,7 +245,7 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
         if claim.document not in indexes:
             indexes[claim.document] = open_index(resolve(claim_set.documents[claim.document]))
         index = indexes[claim.document]
-        request = request_for(claim)
+        request = request_of(claim, terse)
         with session_scope() as session:
             job, _ = create_job(session, data=index.path.read_bytes(), filename=index.path.name,
                                 parameters=[request.model_dump()], engine=engine, model=model.alias,
@@ -246,7 +259,7 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
         telemetry.flush()
         with session_scope() as session:
             extraction, _, _ = pipeline.record_answer(session, job_id, parameter_id, outcome, cross, index)
-            flags = [{"rule": f.rule, "severity": f.severity}
+            flags = [{"rule": f.rule, "severity": f.severity, "message": f.message, "evidence": f.evidence}
                      for f in session.scalars(select(Flag).where(Flag.extraction_id == extraction.id))]
             stored = {"found": extraction.found, "values": extraction.values, "source_page": extraction.source_page,
                       "confidence": extraction.confidence, "quote": extraction.quote}
@@ -257,22 +270,51 @@ def reader_answers(claim_set: Any, engine: str, limit: int | None) -> list[Answe
     return answers
 
 
+def gold_answers(claim_set: Any, limit: int | None, terse: bool = False) -> list[Answer]:
+    """Every claim's own answer (its numbers, its verbatim source text and page) audited as an answer: all of them
+    are right, so every flag is a false alarm. The quotes are written as the claim authors cut them (a cell
+    run, a row, a sentence), which stresses the page rules on layouts and quote styles the reader never gives."""
+    from app.detectors.audit import audit
+    from app.detectors.record import Submission
+    from app.documents.cache import open_index
+
+    indexes: dict[str, Any] = {}
+    answers: list[Answer] = []
+    claims = claim_set.claims[:limit] if limit else claim_set.claims
+    for claim in claims:
+        value = {"min": claim.min, "typical": claim.typical, "max": claim.max, "unit": claim.unit,
+                 "conditions": list(claim.conditions)}
+        if not claim.source_text or all(value[f] is None for f in ("min", "typical", "max")):
+            continue
+        if claim.document not in indexes:
+            indexes[claim.document] = open_index(resolve(claim_set.documents[claim.document]))
+        submission = Submission(found=True, values=[value], quote=claim.source_text,
+                                pages=[claim.page] if claim.page else [], confidence=1.0)
+        result = audit(None, submission=submission, index=indexes[claim.document],
+                       request=request_of(claim, terse).model_dump())
+        flags = [{"rule": f.rule, "severity": f.severity.value, "message": f.message, "evidence": f.evidence}
+                 for f in result.findings]
+        answers.append(Answer(claim.id, True, True, flags, 1.0,
+                              {**_claim_detail(claim), "values": [value], "quote": claim.source_text,
+                               "page": claim.page}))
+    return answers
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Real hosted-model cells through ``dsx detect``.
 
 
-def _cell_record(cell: dict[str, Any], key: str, claim: Any, values: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _cell_record(cell: dict[str, Any], key: str, claim: Any, values: list[dict[str, Any]] | None,
+                 terse: bool = False) -> dict[str, Any]:
     """A per-cell record in the ``cell`` trace format, carrying the request the model was given."""
-    from evaluation.claims import request_for
-
     quote = cell.get("source_text") or cell.get("submitted_source_text")
     return {"claim_id": key, "model": cell.get("model"), "engine": cell.get("engine") or "agentic",
             "n_tool_calls_by_tool": cell.get("n_tool_calls_by_tool") or {}, "found": True,
             "values": values or [], "source_text": quote, "page_numbers": cell.get("page_numbers") or [],
-            "confidence": cell.get("confidence"), "request": request_for(claim).model_dump()}
+            "confidence": cell.get("confidence"), "request": request_of(claim, terse).model_dump()}
 
 
-def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
+def cell_answers(claim_set: Any, arm: str, terse: bool = False) -> list[Answer]:
     from app.cli.detect import detect_trace
     from evaluation.grading import grade
 
@@ -301,7 +343,7 @@ def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
                         detail={**_claim_detail(claim), "values": values, "page": cell.get("page_numbers"),
                                 "quote": cell.get("source_text") or cell.get("submitted_source_text")})
         answers.append(answer)
-        by_document.setdefault(claim.document, []).append((_cell_record(cell, key, claim, values), answer))
+        by_document.setdefault(claim.document, []).append((_cell_record(cell, key, claim, values, terse), answer))
     for document, members in by_document.items():
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as handle:
             for record, _ in members:
@@ -310,7 +352,8 @@ def cell_answers(claim_set: Any, arm: str) -> list[Answer]:
         Path(handle.name).unlink()
         by_key = {answer.key: answer for _, answer in members}
         for item in result["flags"]:
-            by_key[item["claim_id"]].flags.append({"rule": item["rule"], "severity": item["severity"]})
+            by_key[item["claim_id"]].flags.append({"rule": item["rule"], "severity": item["severity"],
+                                                   "message": item["message"], "evidence": item["evidence"]})
     return answers
 
 
@@ -357,6 +400,11 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N claims of each file")
     parser.add_argument("--json", type=Path, default=None,
                         help="also write the figures, and every answer with its flags, as JSON here")
+    parser.add_argument("--name-only", action="store_true",
+                        help="ask every claim by its name only (no unit, no conditions): the rules on terse requests")
+    parser.add_argument("--gold", action="store_true",
+                        help="audit every claim's own answer and quote instead of running the reader: every flag is "
+                             "a false alarm (open sets only)")
     parser.add_argument("--list", action="store_true",
                         help="list every missed wrong answer and every false alarm with its answer, claim and flags")
     args = parser.parse_args()
@@ -374,9 +422,20 @@ def main() -> int:
         name = path.stem if path.parent.name != "real_model_cells" else "real_model_cells/claims"
         sealed = is_sealed(path)
         if sealed:
+            if args.gold:
+                print(f"   {name} is sealed: its claims are never audited as answers")
+                continue
             print(f"   {name} is sealed: its figures are printed, never which claims were missed or flagged")
+        if args.gold:
+            table = confusion(gold_answers(claim_set, args.limit, args.name_only))
+            print_table(f"{name} · claims' own answers", table)
+            if args.list:
+                print_listing(table)
+            out["sets"][f"{name}:gold"] = table
+            print()
+            continue
         for engine in engines:
-            answers = reader_answers(claim_set, engine, args.limit)
+            answers = reader_answers(claim_set, engine, args.limit, args.name_only)
             reader_all.extend(answers)
             table = confusion(answers)
             if sealed:
@@ -386,17 +445,18 @@ def main() -> int:
                 print_listing(table)
             out["sets"][f"{name}:{engine}"] = table
         if (path.parent / "cells_clean.jsonl").is_file() and path.resolve() == (CELLS / "claims.yaml").resolve():
-            clean = cell_answers(claim_set, "clean")
+            clean = cell_answers(claim_set, "clean", args.name_only)
             table = confusion(clean)
             print_table(f"{name} · real models (clean cells with quotes)", table)
             if args.list:
                 print_listing(table)
             out["cells"]["clean"] = {**table, **print_dispatch_on_clean(clean)}
             for arm in RECALL_ARMS:
-                out["cells"][arm] = print_recall(arm, cell_answers(claim_set, arm))
+                out["cells"][arm] = print_recall(arm, cell_answers(claim_set, arm, args.name_only))
         print()
     rows = calibration(reader_all)
-    print_calibration(rows)
+    if reader_all:
+        print_calibration(rows)
     out["calibration"] = rows
     out["seconds"] = round(time.perf_counter() - started, 1)
     print(f"\n{len(reader_all)} reader runs in {out['seconds']:.0f}s")

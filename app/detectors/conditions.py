@@ -2,26 +2,31 @@
 
 A request that sets a condition (``VSENSE = 10 mV``) asks for the figure the datasheet states under it. When the
 document prints that condition on a table row that also states a figure of the answer's quantity, while the
-row the value came from (with the lines a condition cell wraps onto, its table's heading and the located text)
-does not name the condition's
-symbol at all, the value was read from another specification: an absolute rating, a feature line, another
-test point. A row that names the symbol with another value is ``field_mismatch``'s; temperatures are left out
-(a table, or the whole document, sets the ambient temperature once, far from any row).
+row the value came from (with the lines a condition cell wraps onto, its table's heading and header row, and the
+located text) does not name the condition's symbol at all, nor prints its value as a cell of its own (a ``6.0V``
+under a ``VCC`` column), the value was read from another specification: an absolute rating, a feature line,
+another test point. The row stating the condition must be one of the requested parameter's: its label, or that
+of the named row its unnamed sub-row belongs to, names a word of the parameter's name (a condition set for
+another parameter, an input rise time at the same supply, says nothing of this one). A row that names the
+symbol with another value is ``field_mismatch``'s; temperatures are left out (a table, or the whole document,
+sets the ambient temperature once, far from any row).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.dimensions import printed
+from app.detectors.dimensions import head_phrase, printed
 from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
-from app.detectors.structural import CONDITION, grounded_row, header_for, table_heading
+from app.detectors.structural import CONDITION, header_for, table_heading
+from app.detectors.value_rows import ValueCell, row_sets, value_cell
 from app.documents.index import DatasheetIndex, PageInfo
 
 # Lines of a wrapped condition cell lie within this many line heights of the value's row.
@@ -29,6 +34,13 @@ WRAP_LINES = 2.5
 # A unit cell merged over several sub-rows stands within this many line heights of each of them.
 MERGED_CELL_LINES = 1.6
 _DIGIT = re.compile(r"\d")
+# A parameter's sub-rows stand within this many line heights of the row printing its name, the lines of a
+# wrapped name cell within the second.
+BLOCK_LINES = 3.2
+NAME_LINES = 1.6
+_WORD = re.compile(r"[a-z]{3,}")
+# Words that name no parameter of their own: limits, conditions' glue.
+_COMMON_WORDS = {"the", "and", "for", "with", "max", "min", "typ", "maximum", "minimum", "typical", "nominal", "note"}
 _TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
 
 
@@ -63,12 +75,41 @@ def _states_quantity(index: DatasheetIndex, page: PageInfo, row: Row, setting: r
     return bool(beside) and bool(plausibility.compatible(beside, unit))
 
 
-def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str) -> list[tuple[int, Row]]:
+def _name_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON_WORDS}
+
+
+def _label(row: Row, right: float) -> set[str]:
+    return _name_words(" ".join(w.text for w in row.words if w.x1 <= right))
+
+
+def _names_parameter(rows: list[Row], row: Row, setting: re.Match[str], name: set[str]) -> bool:
+    """Whether a row stating a condition is one of the requested parameter's: its label (the words left of the
+    condition, with a name cell's lines wrapped above or below it) names a word of the parameter's name, or, on
+    an unnamed sub-row, the label of the nearest named row above or below does (a name printed once for a block
+    of sub-rows). A condition stated for another parameter says nothing of this one."""
+    start = len(row.text[:setting.start()].split())
+    right = row.words[start].x0 if start < len(row.words) else row.words[-1].x1
+    own = _label(row, right)
+    if own:
+        # A name cell wrapping onto a line of its own just above or below ("Gain bandwidth product" over "GBP").
+        wrapped = [r for r in rows if r is not row and abs(r.y - row.y) <= NAME_LINES * row.height
+                   and not _DIGIT.search(r.text)]
+        return bool(name & own) or any(name & _label(r, right) for r in wrapped)
+    labelled = [r for r in rows if r is not row and abs(r.y - row.y) <= BLOCK_LINES * row.height and _label(r, right)]
+    above = max((r for r in labelled if r.y < row.y), key=lambda r: r.y, default=None)
+    below = min((r for r in labelled if r.y > row.y), key=lambda r: r.y, default=None)
+    return any(name & _label(r, right) for r in (above, below) if r is not None)
+
+
+def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str, name: set[str]) -> list[tuple[int, Row]]:
     out = []
     for page in index.pages:
-        for row in visual_rows(index, page):
+        rows = visual_rows(index, page)
+        for row in rows:
             for found in CONDITION.finditer(row.text):
-                if _same_setting(wanted, found) and _states_quantity(index, page, row, found, unit):
+                if _same_setting(wanted, found) and _states_quantity(index, page, row, found, unit) \
+                        and _names_parameter(rows, row, found, name):
                     out.append((page.number, row))
                     break
     return out
@@ -85,16 +126,20 @@ def _names_symbol(text: str, symbol: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(symbol)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
 
 
-def _context(index: DatasheetIndex, grounding: GroundingResult) -> tuple[Row, str] | None:
-    row = grounded_row(index, grounding)
-    if row is None:
+def _context(index: DatasheetIndex, grounding: GroundingResult, request: Mapping[str, Any],
+             value: dict[str, Any]) -> tuple[ValueCell, str] | None:
+    cell = value_cell(index, grounding, request, value)
+    if cell is None:
         return None
+    row = cell.row
     header = header_for(index, grounding.page, row.y)
     heading = table_heading(index, header) if header else ""
     # A condition cell wraps onto the lines above and below its row ("POUT = 1 W, VS = 9 V" over "RL = 4 Ω").
     wrapped = [r.text for r in visual_rows(index, index.page(grounding.page))
                if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height and _is_wrapped_cell(r.text)]
-    return row, " ".join((row.text, *wrapped, heading, str(grounding.detail.get("located_text") or "")))
+    # A column of conditions is named once, in the header (``VCC`` over ``4.5V`` / ``6.0V``).
+    return cell, " ".join((row.text, *wrapped, heading, header.text if header else "",
+                          str(grounding.detail.get("located_text") or "")))
 
 
 def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
@@ -106,19 +151,25 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
                 if (m.group(3) or "").casefold() not in _TEMPERATURE_UNITS]
     if not settings:
         return not_evaluable(rule, "the request sets no condition to a value")
+    # The parameter's own words, not those of the condition its name carries ("... at 10 mV sense voltage").
+    asked = str(ctx.request.get("name") or "")
+    name = _name_words(head_phrase(asked) or asked)
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
         if grounding.value_index >= len(ctx.submission.values):
             continue
-        unit = printed(ctx.submission.values[grounding.value_index]).get("unit")
-        read = _context(ctx.document, grounding)
+        value = printed(ctx.submission.values[grounding.value_index])
+        unit = value.get("unit")
+        read = _context(ctx.document, grounding, ctx.request, value)
         if read is None or not unit:
             continue
-        row, context = read
+        cell, context = read
+        row = cell.row
         for wanted in settings:
-            if _names_symbol(context, wanted.group(1)):
+            if _names_symbol(context, wanted.group(1)) or row_sets(row, wanted, cell.word.x0):
                 continue
-            elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit) if other is not row]
+            elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit, name)
+                         if other is not row]
             if elsewhere:
                 page, other = elsewhere[0]
                 found.append({"value_index": grounding.value_index, "requested": wanted.group(0),
@@ -134,7 +185,7 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
 
 
 CONDITION_RULES: tuple[Rule, ...] = (
-    Rule("condition_elsewhere", "1", Severity.warning,
+    Rule("condition_elsewhere", "3", Severity.warning,
          "The requested condition is stated on another row of the document, not on the value's own row.",
          _condition_elsewhere),
 )

@@ -1,7 +1,8 @@
 """What the request says about units: the dimension a parameter must have, and answers in the requested unit.
 
 * :func:`expected_dimension` infers the physical dimension of a parameter from its name and symbol when the
-  request names no unit ("Standby current" → A, "Propagation delay" → s). Names that qualify a quantity into a
+  request names no unit ("Standby current" → A, "Propagation delay" → s), from the word the name's head phrase
+  ends on ("Pressure measurement time" → s, "Power-down supply current" → A). Names that qualify a quantity into a
   ratio or a density ("temperature coefficient", "voltage gain", "noise density", "accuracy") have no single
   dimension and give ``None``: nothing is inferred rather than something guessed.
 * :func:`to_requested` converts a reported value to the requested unit with pint, keeping what was printed under
@@ -39,17 +40,44 @@ _DIMENSIONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (r"frequency|bandwidth|clock\s+rate|sampl\w*\s+rate|output\s+data\s+rate|\bodr\b", "Hz", "frequency"),
         (r"\btime\b|delay|period|duration|latency|setup|hold\s+time|width\s+of\s+pulse|pulse\s+width|timeout",
          "s", "time"),
-        (r"\bpower\b(?!\s*(?:supply|-?on|down|up|good|mode|rail))|dissipation", "W", "power"),
+        (r"\bpower\b(?!\s*-?\s*(?:supply|on|off|down|up|good|mode|rail|fail))|dissipation", "W", "power"),
         (r"current", "A", "current"),
         (r"voltage|\bvdd\b|\bvcc\b|\bvss\b|\bvref\b|threshold\s+level", "V", "voltage"),
         (r"energy", "J", "energy"),
         (r"\bmass\b|\bweight\b", "kg", "mass"),
         (r"thickness|length|\bwidth\b|height|diameter|distance|\bpitch\b", "m", "length"),
-        (r"\bspeed\b|rotational\s+rate|\brpm\b", "Hz", "rotational speed"),
+        # A bare "speed" may be a data rate, a frame rate or a velocity: only a turning one is a rotational speed.
+        (r"(?:rotational|fan|motor|rotor|shaft|spindle)\s+speed|rotational\s+rate|\brpm\b", "Hz", "rotational speed"),
         (r"luminous\s+intensity", "cd", "luminous intensity"),
         (r"wavelength", "m", "wavelength"),
     )
 )
+
+
+# What follows these ends the parameter's own name: a condition, a variant, a package, a mode.
+_QUALIFYING = re.compile(
+    r"[,(;:\[]|\s(?:at|over|for|with|vs\.?|versus|in|on|under|during|after|before|from|to|when|while|if|including"
+    r"|excluding|without|within|between|across|into|by)\s",  # lower case: "IN pin current" names a pin
+)
+# Words that may follow the quantity's own word without changing the quantity ("Input voltage range").
+_NEUTRAL_TAIL = {"range", "rating", "ratings", "level", "levels", "limit", "limits", "value", "values", "consumption",
+                 "capability", "swing", "drop", "max", "min", "typ", "maximum", "minimum", "typical", "nominal",
+                 "rated", "peak", "continuous", "total"}
+# A symbol beside the name ("tPLH", "VCE(sat)", "ICC"): a capital after the first letter, a digit or a bracket.
+_SYMBOL = re.compile(r"^.[^\s]*[A-Z0-9(]")
+
+
+def head_phrase(name: str) -> str:
+    """The words of a parameter's name that say what it measures: the name up to its first qualifier (``at``,
+    ``over``, ``for``, a comma or a bracket), without trailing symbols and words like *range* or *maximum*. In an
+    English noun phrase the quantity is its last word: *Pressure measurement time* is a time, *Reference input
+    voltage over temperature* a voltage, *VDD decoupling capacitor* no voltage."""
+    head = _QUALIFYING.split(f" {name} ", maxsplit=1)[0]
+    words = head.split()
+    capitals = name == name.upper()
+    while words and (words[-1].casefold() in _NEUTRAL_TAIL or (not capitals and _SYMBOL.match(words[-1]))):
+        words.pop()
+    return " ".join(words)
 
 
 @dataclass(frozen=True)
@@ -59,12 +87,17 @@ class Dimension:
 
 
 def expected_dimension(name: str | None, symbol: str | None = None) -> Dimension | None:
-    """The dimension a parameter named ``name`` must have, or ``None`` when the name does not fix one."""
+    """The dimension a parameter named ``name`` must have, or ``None`` when the name does not fix one: the
+    quantity its head phrase ends on (``head_phrase``), else the one its symbol names."""
     text = " ".join(t for t in (name, symbol) if t)
     if not text.strip() or _QUALIFIED.search(text):
         return None
+    head = head_phrase(name or "")
     for pattern, unit, readable in _DIMENSIONS:
-        if pattern.search(text):
+        if any(m.end() == len(head) for m in pattern.finditer(head)):
+            return Dimension(readable, unit)
+    for pattern, unit, readable in _DIMENSIONS:
+        if symbol and pattern.search(symbol):
             return Dimension(readable, unit)
     return None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.detectors.dimensions import printed
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row
@@ -31,7 +32,9 @@ def _figure_text(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "the intended datasheet is not available")
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
-        row = grounded_row(ctx.document, grounding)
+        value = printed(ctx.submission.values[grounding.value_index]) \
+            if grounding.value_index < len(ctx.submission.values) else None
+        row = grounded_row(ctx.document, grounding, dict(ctx.request), value)
         if row is not None and is_caption(row.text):
             found.append({"kind": "caption", "value_index": grounding.value_index, "page": grounding.page,
                           "row_text": row.text})
@@ -44,6 +47,6 @@ def _figure_text(rule: Rule, ctx: Context) -> Verdict:
 
 
 FIGURE_TEXT_RULES: tuple[Rule, ...] = (
-    Rule("figure_text", "1", Severity.warning,
+    Rule("figure_text", "2", Severity.warning,
          "The value comes from a graph's caption, not from a specification.", _figure_text),
 )

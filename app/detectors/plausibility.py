@@ -35,15 +35,19 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[ΩΩ]"), "ohm"),
     (re.compile(r"ohms\b", re.IGNORECASE), "ohm"),
     (re.compile(r"ohm", re.IGNORECASE), "ohm"),
-    (re.compile(r"℃|°\s*C\b|º\s*C\b|\bdeg\s*C\b", re.IGNORECASE), "degC"),
-    (re.compile(r"℉|°\s*F\b"), "degF"),
-    (re.compile(r"°|º"), "degree"),
+    # The degree sign as text layers print it: °, the masculine ordinal º and the ring above ˚ (U+02DA).
+    (re.compile(r"℃|[°º˚]\s*C\b|\bdeg\s*C\b", re.IGNORECASE), "degC"),
+    (re.compile(r"℉|[°º˚]\s*F\b"), "degF"),
+    (re.compile(r"[°º˚]"), "degree"),
     (re.compile(r"%"), "percent"),
     (re.compile(r"‰"), "permille"),
     (re.compile(r"²"), "**2"),
     (re.compile(r"³"), "**3"),
     (re.compile(r"(?<=[A-Za-z])[.·](?=[A-Za-z])"), "*"),
     (re.compile(r"\bmcd\b"), "millicandela"),
+    # Newton-metres as printed ("Nm", "mNm", "Ncm"): pint reads "Nm" as a "number" times a metre.
+    (re.compile(r"N(?=c?m\b)"), "N*"),
+    (re.compile(r"\bfps\b"), "hertz"),  # frames per second, not feet
     (re.compile(r"\bcd\b"), "candela"),
     (re.compile(r"(?<=[VA])\s*(rms|RMS|pp|PP|p-p|pk|peak|dc|DC|ac|AC)\b"), ""),
     (re.compile(r"\bsps\b", re.IGNORECASE), "sample/second"),

@@ -14,13 +14,15 @@ column or in another parameter's row says nothing about this one.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from app.detectors.dimensions import printed
 from app.detectors.grounding import GroundingResult
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
-from app.detectors.structural import grounded_row
+from app.detectors.value_rows import located_cells, value_cell
 from app.documents.index import DatasheetIndex
 
 # Words that make a quantity into another one, each with the spellings that mean the same.
@@ -40,18 +42,19 @@ _NUMBER = re.compile(r"\d")
 WRAP_LINES = 1.5
 
 
-def _mentions(text: str, spellings: tuple[str, ...]) -> bool:
+def mentions(text: str, spellings: tuple[str, ...]) -> bool:
     folded = " ".join(text.casefold().replace("-", " ").split())
     return any(s.replace("-", " ") in folded for s in spellings)
 
 
-def row_label(index: DatasheetIndex, grounding: GroundingResult) -> str | None:
+def row_label(index: DatasheetIndex, grounding: GroundingResult, request: Mapping[str, Any] | None = None,
+              value: Mapping[str, Any] | None = None) -> str | None:
     """The words of the value's row that name what the row specifies (``None`` when no row can be read)."""
-    row = grounded_row(index, grounding)
-    if row is None:
+    cell = value_cell(index, grounding, request, value)
+    if cell is None:
         return None
-    boxes = grounding.detail["value_boxes"]
-    first = min(boxes, key=lambda b: b[0])
+    row = cell.row
+    first = min((c.box for c in located_cells(index, grounding) if c.row is row), key=lambda b: b[0])
     left = [w for w in row.words if w.x1 <= first[0] + 1]
     # A name centred on a multi-line cell stands on the lines just above or below the value's row: lines with
     # nothing in the value columns, over a column the value's row leaves empty (else they are another
@@ -82,12 +85,14 @@ def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
     found: list[dict[str, Any]] = []
     read = False
     for grounding in ctx.groundings:
-        label = row_label(ctx.document, grounding)
+        value = printed(ctx.submission.values[grounding.value_index]) \
+            if grounding.value_index < len(ctx.submission.values) else None
+        label = row_label(ctx.document, grounding, ctx.request, value)
         if label is None:
             continue
         read = True
         for qualifier, spellings in QUALIFIERS.items():
-            if _mentions(label, spellings) and not _mentions(asked, spellings):
+            if mentions(label, spellings) and not mentions(asked, spellings):
                 found.append({"value_index": grounding.value_index, "qualifier": qualifier, "row_label": label,
                               "page": grounding.page})
     if not read:
@@ -103,7 +108,7 @@ def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
 
 
 QUANTITY_RULES: tuple[Rule, ...] = (
-    Rule("other_quantity", "1", Severity.warning,
+    Rule("other_quantity", "2", Severity.warning,
          "The value's row names a qualifier (threshold, cut-off, deviation, ...) the request does not ask for.",
          _other_quantity),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.detectors.dimensions import printed
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
@@ -48,7 +49,9 @@ def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
         return not_evaluable(rule, "the request does not name an absolute maximum rating")
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
-        row = grounded_row(ctx.document, grounding)
+        value = printed(ctx.submission.values[grounding.value_index]) \
+            if grounding.value_index < len(ctx.submission.values) else None
+        row = grounded_row(ctx.document, grounding, dict(ctx.request), value)
         title = table_title(ctx.document, grounding.page, row.y) if row is not None else None
         if title and not _ABSOLUTE.search(title) and _OPERATING.search(title):
             found.append({"value_index": grounding.value_index, "page": grounding.page, "table_title": title})
@@ -61,7 +64,7 @@ def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
 
 
 RATING_TABLE_RULES: tuple[Rule, ...] = (
-    Rule("other_rating_table", "1", Severity.warning,
+    Rule("other_rating_table", "2", Severity.warning,
          "An absolute maximum rating was asked for, but the value's table is an operating-conditions table.",
          _other_rating_table),
 )

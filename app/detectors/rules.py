@@ -536,7 +536,7 @@ RULES: tuple[Rule, ...] = (
          _grounding_rule(Outcome.grounded_other_page)),
     Rule("value_ordering", "2", Severity.warning, "min <= typical <= max does not hold.",
          _plausibility_rule("ordering")),
-    Rule("unit_dimension", "1", Severity.warning, "The unit does not measure the requested quantity.",
+    Rule("unit_dimension", "2", Severity.warning, "The unit does not measure the requested quantity.",
          _plausibility_rule("unit_dimension")),
     Rule("sentinel_value", "1", Severity.warning, "A placeholder number was reported.",
          _plausibility_rule("sentinel")),

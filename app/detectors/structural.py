@@ -26,16 +26,18 @@ cell cannot be placed in one column without doubt, nothing is said.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.grounding import GroundingResult, Outcome
+from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
+from app.detectors.value_rows import CONDITION, ValueCell, best_cell, located_cells, row_sets, value_cell
 from app.documents.index import DatasheetIndex, Word
 
 _ROLE_WORDS = {"min": "min", "minimum": "min", "typ": "typical", "typical": "typical", "nom": "typical",
@@ -53,13 +55,14 @@ _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
 MIN_COLUMN_GAP = 6.0
+# A second header line (``Typ`` under ``Guaranteed limits``) stands within this many line heights of the first.
+HEADER_LINES = 1.6
 # A table's heading: at most this many lines of text just above its header row, this close to each other.
 MAX_HEADING_ROWS = 3
 MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter of the font size
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _SIGN = re.compile(r"[+\-±]")
-CONDITION = re.compile(r"\b([A-Za-z][A-Za-z0-9_()]{0,12})\s*=\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ°%/]*)")
 
 
 @dataclass
@@ -68,6 +71,9 @@ class Header:
     text: str
     centres: dict[str, float]  # role -> x centre of its header word
     y: float = 0.0  # the header row's vertical centre on its page
+    # x centres of the header's other column labels (Symbol, Conditions, Figure, VCC, ...): a cell nearest one of
+    # them is in that column, not in a value column it happens to stand closer to than to the others.
+    others: list[float] = dataclasses.field(default_factory=list)
 
 
 @dataclass
@@ -108,17 +114,50 @@ def is_header(row: Row) -> bool:
     return bool(gaps) and gaps[len(gaps) // 2] >= MIN_COLUMN_GAP
 
 
+def other_columns(row: Row) -> list[float]:
+    """The x centres of a header row's words that label no value or unit column."""
+    return [_centre(w) for w in row.words if w.text.strip(".:()[]").casefold() not in _ROLE_WORDS]
+
+
+def is_column_labels(row: Row) -> bool:
+    """A row of another table's column labels (``THERMAL METRIC  DCY  KCS  UNIT``): set apart in columns, naming
+    one header word at least but no Min / Typ / Max (a second header line names them), printing no figure. A
+    header further up heads another table than the row below."""
+    words = [w.text.strip(".:()[]").casefold() for w in row.words]
+    return is_tabular(row) and any(w in _ROLE_WORDS or w in _HEADER_WORDS for w in words) \
+        and not any(_ROLE_WORDS.get(w) in _VALUE_ROLES for w in words) and not any(plain_number(w) for w in row.words)
+
+
+def _header(page: int, row: Row, rows: list[Row]) -> Header:
+    """``row`` read as a header, with the roles a second header line adds: a table prints ``Typ`` or ``Unit``
+    on the line just below or above the one naming its other columns (under a spanning ``Values`` label)."""
+    centres, others = header_of(row), other_columns(row)
+    if centres:
+        labelled = [w for w in row.words if w.text.strip(".:()[]").casefold() in _ROLE_WORDS]
+        for line in rows:
+            if line is row or abs(line.y - row.y) > HEADER_LINES * row.height \
+                    or any(plain_number(w) for w in line.words):
+                continue
+            for role, x in header_of(line).items():
+                centres.setdefault(role, x)
+            # Its other labels are columns too, unless they span the first line's roles (``Values`` over Min,
+            # Typ and Max).
+            others += [_centre(w) for w in line.words if w.text.strip(".:()[]").casefold() not in _ROLE_WORDS
+                       and not any(w.x0 < r.x1 and r.x0 < w.x1 for r in labelled)]
+    return Header(page, row.text, centres, row.y, others)
+
+
 def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header | None:
-    """The nearest header row above ``row_y`` on the page, else the last header row of an earlier page."""
-    page = index.page(page_number)
-    above = [r for r in visual_rows(index, page) if r.y < row_y]
-    for row in reversed(above):
-        if is_header(row):
-            return Header(page_number, row.text, header_of(row), row.y)
-    for earlier in range(page_number - 1, max(0, page_number - 3), -1):
-        for row in reversed(visual_rows(index, index.page(earlier))):
+    """The nearest header row above ``row_y`` on the page, else the last header row of an earlier page; ``None``
+    when another table's column labels come first."""
+    for number in range(page_number, max(0, page_number - 3), -1):
+        rows = visual_rows(index, index.page(number))
+        above = [r for r in rows if r.y < row_y] if number == page_number else rows
+        for row in reversed(above):
             if is_header(row):
-                return Header(earlier, row.text, header_of(row), row.y)
+                return _header(number, row, rows)
+            if is_column_labels(row):
+                return None
     return None
 
 
@@ -142,12 +181,14 @@ def is_tabular(row: Row) -> bool:
 
 
 def _role_of(word: Word, header: Header) -> str | None:
-    """The column a cell sits in, when its centre is clearly nearest one header word."""
-    distances = sorted((abs(_centre(word) - x), role) for role, x in header.centres.items())
-    if len(distances) < 2:
+    """The column a cell sits in, when its centre is clearly nearest one header word (``None`` too when that is
+    a column without a role: a figure number under ``Figure`` is no Min)."""
+    distances = sorted([(abs(_centre(word) - x), role) for role, x in header.centres.items()]
+                       + [(abs(_centre(word) - x), "") for x in header.others])
+    if len(header.centres) < 2 or len(distances) < 2:
         return None
     (nearest, role), (second, _) = distances[0], distances[1]
-    return role if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
+    return role or None if nearest <= _PLACEMENT_MARGIN * (nearest + second) else None
 
 
 def placed_cells(row: Row, header: Header) -> dict[str, list[Word]]:
@@ -160,19 +201,13 @@ def placed_cells(row: Row, header: Header) -> dict[str, list[Word]]:
     return cells
 
 
-def row_at(index: DatasheetIndex, page_number: int, box: list[float]) -> Row | None:
-    middle = (box[1] + box[3]) / 2
-    rows = visual_rows(index, index.page(page_number))
-    return min(rows, key=lambda r: abs(r.y - middle), default=None)
-
-
-def grounded_row(index: DatasheetIndex, grounding: GroundingResult) -> Row | None:
-    """The row that prints a value grounded on a page of the intended datasheet; ``None`` when the value was not
-    located there (not grounded, no boxes)."""
-    boxes = grounding.detail.get("value_boxes") or []
-    if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes or not grounding.page:
-        return None
-    return row_at(index, grounding.page, boxes[0])
+def grounded_row(index: DatasheetIndex, grounding: GroundingResult, request: dict[str, Any] | None = None,
+                 value: dict[str, Any] | None = None) -> Row | None:
+    """The row that prints a value grounded on a page of the intended datasheet (with ``request`` and ``value``,
+    the located row that fits them best); ``None`` when the value was not located there (not grounded, no
+    boxes)."""
+    cell = value_cell(index, grounding, request, value)
+    return cell.row if cell is not None else None
 
 
 def _row_box(row: Row) -> list[float]:
@@ -189,10 +224,11 @@ def _matches(number: float, unit: str | None, word: Word, context_units: list[st
 
 
 def _conditions_contradicted(requested: list[str], row_text: str, heading: str = "",
-                             located: str = "") -> list[dict[str, Any]]:
+                             located: str = "", cell: ValueCell | None = None) -> list[dict[str, Any]]:
     """Requested ``SYMBOL = value unit`` conditions the row sets to another value of the same quantity. The
     table's heading sets a default for every row (``unless otherwise specified``): the row's own conditions, on
-    its line or in the text the value was located in (a condition cell wrapping onto the next line), come first."""
+    its line or in the text the value was located in (a condition cell wrapping onto the next line), or printed
+    as a cell of its own (a ``3.3V`` under a ``VCC`` column), come first."""
     out = []
     own = {m.group(1).casefold() for text in (located, row_text) for m in CONDITION.finditer(text)}
     printed = {m.group(1).casefold(): m for m in CONDITION.finditer(heading) if m.group(1).casefold() not in own}
@@ -200,7 +236,7 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
     for condition in requested:
         for wanted in CONDITION.finditer(condition):
             found = printed.get(wanted.group(1).casefold())
-            if found is None:
+            if found is None or (cell is not None and row_sets(cell.row, wanted, cell.word.x0) is True):
                 continue
             want = float(wanted.group(2).replace(",", ".").replace("−", "-"))
             have = float(found.group(2).replace(",", ".").replace("−", "-"))
@@ -265,6 +301,26 @@ def reports(number: float, unit: str | None, cell: TextNumber, context_units: li
     return False
 
 
+def _unnamed_value_column(row: Row, header: Header, shown: dict[str, float], unit: str | None,
+                          cells: dict[str, list[Word]], context_units: list[str]) -> bool:
+    """Whether the answer was read from a value column the header does not name (a limit per temperature range
+    beside a ``Typ`` column, under a spanning ``Guaranteed limits``): no reported number stands in a Min / Typ /
+    Max column, but one stands right of where the value columns begin."""
+
+    def prints_reported(word: Word) -> bool:
+        number = plain_number(word)
+        return number is not None and any(reports(n, unit, number, context_units) for n in shown.values())
+
+    if any(prints_reported(w) for role in _VALUE_ROLES for w in cells.get(role, [])):
+        return False
+    first = min((x for role, x in header.centres.items() if role in _VALUE_ROLES), default=None)
+    if first is None:
+        return False
+    left = max((x for x in [*header.centres.values(), *header.others] if x < first), default=None)
+    start = first - (first - left) / 2 if left is not None else first
+    return any(_centre(w) >= start and prints_reported(w) for w in row.words)
+
+
 def _omitted_fields(value_index: int, shown: dict[str, float], unit: str | None, cells: dict[str, list[Word]],
                     context_units: list[str]) -> list[Mismatch]:
     """Value columns of the row that print a number the answer leaves out (the row says Typ 1.5 and Max 10, the
@@ -298,14 +354,53 @@ def _row_role(row: Row, box: list[float]) -> str | None:
     return roles.pop() if len(roles) == 1 else None
 
 
+def _field_cell(cells: list[ValueCell], primary: ValueCell, number: float, unit: str | None,
+                request: dict[str, Any], value: dict[str, Any]) -> ValueCell:
+    """The cell a reported field was read from: on the value's row when that row prints its number, else the
+    best-fitting located cell that prints it (``Min`` and ``Max`` sub-rows of one parameter each print their own
+    limit), else the value's own cell."""
+    printing = [c for c in cells if len(numbers_in(c.word.text)) == 1 and _matches(number, unit, c.word, [])]
+    if not printing or any(c.row is primary.row for c in printing):
+        return primary
+    return best_cell(printing, request, value) or primary
+
+
+def _column_mismatches(value_index: int, field: str, number: float, unit: str | None, row: Row,
+                       header: Header) -> list[Mismatch]:
+    """A field printed in another value column of its row, or reported where its own column is empty."""
+    cells = placed_cells(row, header)
+    # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
+    context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
+    # A cell printing a whole range ("580ns~1µs") belongs to no single field.
+    holders = [w for w in row.words if not is_identifier(w.text) and len(numbers_in(w.text)) == 1
+               and _matches(number, unit, w, context_units)]
+    placed = {_role_of(w, header) for w in holders} - {None}
+    # A printed ±X is a range whatever its column: min -X / max X (or max X) is a faithful reading of it.
+    plus_minus = any(n.plus_minus for w in holders for n in numbers_in(w.text)) and field in ("min", "max")
+    out = []
+    if placed and field not in placed and placed <= set(_VALUE_ROLES) and not plus_minus:
+        column = sorted(placed)[0]
+        out.append(Mismatch("wrong_column", value_index,
+                            f"{number:g} is printed in the {column} column but was reported as {field}",
+                            {"field": field, "column": column, "number": number}))
+    own = cells.get(field)
+    if own and all(w.text.strip().casefold() in _DASHES for w in own) and field not in placed and not plus_minus:
+        out.append(Mismatch("dash_cell", value_index,
+                            f"the row's {field} cell is empty (“{own[0].text}”) but {field} {number:g} "
+                            "was reported", {"field": field, "cell": own[0].text}))
+    return out
+
+
 def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
-    header cannot be read."""
-    row = grounded_row(index, grounding)
-    boxes = grounding.detail.get("value_boxes") or []
-    if row is None or (len(row.words) > MAX_ROW_WORDS and not stands_apart(row, boxes[0])):
+    header cannot be read. The row is the located one that fits the request best (``value_rows``); each field
+    is read on the row that prints its number."""
+    located = located_cells(index, grounding)
+    primary = best_cell(located, request, value)
+    if primary is None or (len(primary.row.words) > MAX_ROW_WORDS and not stands_apart(primary.row, primary.box)):
         return None  # a line of prose, not a table row
+    row = primary.row
     header = header_for(index, grounding.page, row.y)
     heading = table_heading(index, header) if header else ""
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
@@ -313,49 +408,47 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
                 "heading": heading or None}
     mismatches: list[Mismatch] = []
     conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
-                                          str(grounding.detail.get("located_text") or ""))
+                                          str(grounding.detail.get("located_text") or ""), primary)
     conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))
     shown = plausibility.numbers_of(value)
-    own_role = _row_role(row, boxes[0])
-    for field in shown:
-        if own_role and field != own_role:
+    unit = value.get("unit")
+    for field, number in shown.items():
+        cell = _field_cell(located, primary, number, unit, request, value)
+        field_header = header if cell.row is row else header_for(index, grounding.page, cell.row.y)
+        placed = _role_of(cell.word, field_header) if field_header else None
+        own_role = _row_role(cell.row, cell.box)
+        # A cell under a Typ column of its own is no limit of the sub-row it stands on.
+        if own_role and field != own_role and placed not in _VALUE_ROLES:
             mismatches.append(Mismatch("row_role", value_index, f"the row is the parameter's {own_role} sub-row, "
                                        f"but the value was reported as {field}", {"field": field, "row": own_role}))
+        if field_header is not None:
+            mismatches.extend(_column_mismatches(value_index, field, number, unit, cell.row, field_header))
     if header is None:
         return mismatches, evidence
-    unit = value.get("unit")
     cells = placed_cells(row, header)
-    # Bare numbers are read in the unit column's unit only: another unit on the row belongs to another cell.
     context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
-    for field, number in shown.items():
-        # A cell printing a whole range ("580ns~1µs") belongs to no single field.
-        holders = [w for w in row.words if not is_identifier(w.text) and len(numbers_in(w.text)) == 1
-                   and _matches(number, unit, w, context_units)]
-        placed = {_role_of(w, header) for w in holders} - {None}
-        # A printed ±X is a range whatever its column: min -X / max X (or max X) is a faithful reading of it.
-        plus_minus = any(n.plus_minus for w in holders for n in numbers_in(w.text)) and field in ("min", "max")
-        if placed and field not in placed and placed <= set(_VALUE_ROLES) and not plus_minus:
-            column = sorted(placed)[0]
-            mismatches.append(Mismatch("wrong_column", value_index,
-                                       f"{number:g} is printed in the {column} column but was reported as {field}",
-                                       {"field": field, "column": column, "number": number}))
-        own = cells.get(field)
-        if own and all(w.text.strip().casefold() in _DASHES for w in own) and field not in placed:
-            mismatches.append(Mismatch("dash_cell", value_index,
-                                       f"the row's {field} cell is empty (“{own[0].text}”) but {field} {number:g} "
-                                       "was reported", {"field": field, "cell": own[0].text}))
-    mismatches.extend(_omitted_fields(value_index, shown, unit, cells, context_units))
+    if not _unnamed_value_column(row, header, shown, unit, cells, context_units):
+        mismatches.extend(_omitted_fields(value_index, shown, unit, cells, context_units))
     unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text)]
     if unit and unit_cells:
         printed_unit = unit_cells[0]
-        if plausibility.compatible(unit, printed_unit) is False:
+        if plausibility.compatible(_temperature_letter(unit, printed_unit), printed_unit) is False:
             mismatches.append(Mismatch("unit_column", value_index,
                                        f"the unit column says {printed_unit}, but the answer is in {unit}",
                                        {"unit": unit, "unit_column": printed_unit}))
     return mismatches, evidence
+
+
+def _temperature_letter(unit: str, printed_unit: str) -> str:
+    """A bare ``C`` or ``F`` reported where the page prints a temperature unit is that temperature, not coulombs
+    or farads."""
+    letter = unit.strip()
+    if letter in ("C", "F") and plausibility.compatible(printed_unit, "degC"):
+        return f"deg{letter}"
+    return unit
 
 
 def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
@@ -391,7 +484,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "5", Severity.warning,
+    Rule("field_mismatch", "6", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

@@ -3,8 +3,9 @@
 Feature lists and descriptions repeat a specification in a sentence (``Maximum output power 0 dBm``); the
 characteristics table states it in full (``Maximum Output Power 0 +4 dBm``: Typ 0, Max 4). An answer read from
 the sentence that leaves out limits the table's row prints is a partial one. The table row is one whose
-label holds every word of the requested name (qualifiers like *maximum* aside), which prints the reported
-number in a value column and, in another value column, a number the answer leaves out or states otherwise.
+label holds every word of the requested name (qualifiers like *maximum* aside) and no word that makes it another
+quantity (*drift*, *threshold*, *hysteresis*: ``app.detectors.quantity``), which prints the reported number in a
+value column and, in another value column, a number the answer leaves out or states otherwise.
 
 A sentence may also state another figure than the table altogether (a warning that names a supply voltage
 beside a rating; a feature bullet for another condition): when no table row naming the parameter prints a
@@ -20,6 +21,7 @@ from app.detectors import plausibility
 from app.detectors.dimensions import printed
 from app.detectors.grounding import Outcome
 from app.detectors.page_text import TextNumber
+from app.detectors.quantity import QUALIFIERS, mentions
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
@@ -33,9 +35,9 @@ from app.detectors.structural import (
     placed_cells,
     plain_number,
     reports,
-    row_at,
     stands_apart,
 )
+from app.detectors.value_rows import row_at, value_cell
 from app.documents.index import DatasheetIndex
 
 _WORD = re.compile(r"[a-z]{3,}")
@@ -52,6 +54,12 @@ _LIMIT_WORDS = {"maximum", "minimum", "typical", "max", "min", "typ", "nominal",
 
 def _name_words(name: str) -> set[str]:
     return {w for w in _WORD.findall(name.casefold()) if w not in _LIMIT_WORDS}
+
+
+def another_quantity(label: str, name: str) -> bool:
+    """Whether a row's label turns the requested quantity into another one (``Output voltage drift`` for
+    ``Output voltage``): it holds every word of the request, but states something else."""
+    return any(mentions(label, spellings) and not mentions(name, spellings) for spellings in QUALIFIERS.values())
 
 
 def _is_summary(index: DatasheetIndex, page: int, box: list[float]) -> bool:
@@ -91,7 +99,7 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
         return None
     unit = value.get("unit")
     for page, row, header in _table_rows(index):
-        if not wanted <= set(_WORD.findall(row.text.casefold())):
+        if not wanted <= set(_WORD.findall(row.text.casefold())) or another_quantity(_row_figures(row)[0], name):
             continue
         cells = placed_cells(row, header)
         numbers = {role: n for role in ("min", "typical", "max") for w in cells.get(role, [])[:1]
@@ -147,8 +155,9 @@ def other_figures_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -
     for page in index.pages:
         rows = visual_rows(index, page)
         for row in rows:
+            label = _row_figures(row)[0]
             if len(row.words) > MAX_ROW_WORDS or not is_tabular(row) \
-                    or not wanted <= set(_WORD.findall(_row_figures(row)[0].casefold())):
+                    or not wanted <= set(_WORD.findall(label.casefold())) or another_quantity(label, name):
                 continue
             # The parameter's sub-rows (another mode or condition) print their figures on the lines next to
             # the row naming it, without the name.
@@ -184,9 +193,10 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
         if grounding.outcome not in (Outcome.grounded, Outcome.grounded_other_page) or not boxes \
                 or not grounding.page or grounding.value_index >= len(ctx.submission.values):
             continue
-        if not _is_summary(ctx.document, grounding.page, boxes[0]):
-            continue
         name, value = str(ctx.request.get("name") or ""), printed(ctx.submission.values[grounding.value_index])
+        cell = value_cell(ctx.document, grounding, ctx.request, value)
+        if cell is None or not _is_summary(ctx.document, grounding.page, cell.box):
+            continue
         row = fuller_row(ctx.document, name, value)
         if row:
             found.append({"value_index": grounding.value_index, **row})
@@ -194,7 +204,7 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
         # A table row under a header without Min / Typ / Max (ratings, one row per variant) prints one figure
         # and is compared with the parameter's other rows by the row rules; a sentence has no row of its own.
         other = other_figures_row(ctx.document, name, value) \
-            if _is_prose(ctx.document, grounding.page, boxes[0]) else None
+            if _is_prose(ctx.document, grounding.page, cell.box) else None
         if other:
             found.append({"value_index": grounding.value_index, "field": None, "cell": None, **other})
     if not found:
@@ -209,6 +219,6 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (
-    Rule("partial_summary", "2", Severity.warning,
+    Rule("partial_summary", "3", Severity.warning,
          "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
 )

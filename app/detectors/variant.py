@@ -23,7 +23,8 @@ from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, visual_rows
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
-from app.detectors.structural import header_for, row_at, table_heading
+from app.detectors.structural import header_for, table_heading
+from app.detectors.value_rows import row_at
 from app.documents.index import DatasheetIndex
 
 # Two part names are siblings when they share at least this many leading characters, and this share of the

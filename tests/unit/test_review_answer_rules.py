@@ -84,3 +84,33 @@ def test_low_confidence_is_judged_for_the_offline_reader_only() -> None:
     assert sure["low_confidence"].evaluable and not sure["low_confidence"].findings
     hosted = verdicts([{"typical": 1, "unit": "V"}], {"name": "x"}, confidence=0.2)
     assert not hosted["low_confidence"].evaluable
+
+
+@pytest.mark.parametrize(("name", "dimension"), [
+    # The quantity is the word the name's head phrase ends on, before its conditions and qualifiers.
+    ("Shutdown mode bias current", "current"), ("Humidity conversion time (fast mode)", "time"),
+    ("Clamp voltage over temperature for the XR10B", "voltage"), ("EN pin current over temperature", "current"),
+    ("Current monitor voltage", "voltage"), ("Bias current IB max (all channels)", "current"),
+    ("Common-mode voltage range", "voltage"), ("Mass including cable", "mass"),
+    ("Wake-up delay tWK at 1.8 V", "time"),
+])
+def test_the_dimension_is_the_one_the_names_head_ends_on(name: str, dimension: str) -> None:
+    inferred = expected_dimension(name)
+    assert inferred is not None and inferred.name == dimension
+
+
+@pytest.mark.parametrize("name", ["Humidity conversion rate", "VIO bypass capacitor", "Back-EMF constant",
+                                  "Gain match between the two channels", "Burst capture speed",
+                                  "DOUT hold after CLK falling edge at VIO 1.7 V"])
+def test_a_name_whose_head_is_no_known_quantity_fixes_no_dimension(name: str) -> None:
+    assert expected_dimension(name) is None
+
+
+def test_an_answer_in_the_quantity_of_the_names_head_is_clean() -> None:
+    assert not verdicts([{"typical": 350, "unit": "nA"}], {"name": "Shutdown mode bias current"})[
+        "expected_dimension"].findings
+    assert not verdicts([{"typical": 3.2, "unit": "mNm"}], {"name": "Stall torque (5V model)"})[
+        "expected_dimension"].findings
+    # Still flagged: the head's quantity in another dimension.
+    assert verdicts([{"typical": 12.5, "unit": "V"}], {"name": "Humidity conversion time"})[
+        "expected_dimension"].findings

@@ -72,3 +72,42 @@ def test_a_condition_no_row_states_and_a_temperature_are_not_judged(document: Da
 
 def test_a_condition_on_the_wrapped_line_of_the_rows_cell_is_its_own(document: DatasheetIndex) -> None:
     assert not verdict(document, {"typical": 0.7, "unit": "%"}, "fS = 2 kHz 0.7 %", ["VPROBE = 20 mV"]).findings
+
+
+@pytest.fixture(scope="module")
+def two_parameters(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    header = [(NAME, 60, "Parameter"), (SYMBOL, 60, "Symbol"), (COND, 60, "Conditions"), (TYP, 60, "Typ"),
+              (UNIT, 60, "Unit")]
+    # The condition is stated only for another parameter on the first page.
+    first = [*header, (NAME, 80, "Quiescent drain"), (SYMBOL, 80, "IQ"), (TYP, 80, "5"), (UNIT, 80, "uA"),
+             (NAME, 100, "Settling error"), (SYMBOL, 100, "ISE"), (COND, 100, "VPROBE = 20mV"), (TYP, 100, "2"),
+             (UNIT, 100, "uA")]
+    # The requested parameter's name is printed once, on the sub-row below the one stating the condition.
+    second = [*header, (COND, 80, "VPROBE = 20mV"), (TYP, 80, "3"), (UNIT, 80, "uA"),
+              (NAME, 92, "Offset current"), (SYMBOL, 92, "IOS"), (COND, 92, "VPROBE = 0mV"), (TYP, 92, "1"),
+              (UNIT, 92, "uA"),
+              (NAME, 140, "Offset current, continuous"), (TYP, 140, "9"), (UNIT, 140, "uA")]
+    path = tmp_path_factory.mktemp("pdf") / "two-parameters.pdf"
+    placed_pdf([first, second], path=path)
+    return open_index(path)
+
+
+def judged(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str, page: int) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page])
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [page]),
+                  request={"name": name, "unit": "uA", "conditions": ["VPROBE = 20 mV"]})
+    [result] = evaluate(ctx, CONDITION_RULES)
+    return result
+
+
+def test_a_condition_stated_only_for_another_parameter_says_nothing(two_parameters: DatasheetIndex) -> None:
+    result = judged(two_parameters, "Quiescent drain at 20 mV probe voltage", {"typical": 5, "unit": "uA"},
+                    "Quiescent drain IQ 5 uA", 1)
+    assert result.evaluable and not result.findings
+
+
+def test_a_condition_stated_in_the_parameters_block_of_sub_rows_still_counts(two_parameters: DatasheetIndex) -> None:
+    [finding] = judged(two_parameters, "Offset current at 20 mV probe voltage", {"typical": 9, "unit": "uA"},
+                       "Offset current, continuous 9 uA", 2).findings
+    assert finding.evidence["rows"][0]["condition_row"].startswith("VPROBE = 20mV")

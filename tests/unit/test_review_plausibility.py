@@ -57,3 +57,13 @@ def test_a_requested_c_or_f_beside_a_temperature_is_a_lost_degree_sign() -> None
     # A charge or a capacitance answered for a temperature request is still another quantity.
     assert [i.check for i in p.check_value(0, {"typical": 3.5, "unit": "nF"}, "°C")] == ["unit_dimension"]
     assert [i.check for i in p.check_value(0, {"typical": 3.5, "unit": "V"}, "C")] == ["unit_dimension"]
+
+
+@pytest.mark.parametrize(("unit", "other"), [("mV/\u02daC", "mV/degC"), ("\u02daC", "degC"), ("mNm", "N*m"),
+                                             ("Ncm", "N*m"), ("fps", "Hz")])
+def test_units_as_datasheets_print_them(unit: str, other: str) -> None:
+    assert p.compatible(unit, other) is True
+
+
+def test_nanometres_stay_lengths() -> None:
+    assert p.compatible("nm", "m") is True and p.compatible("Nm", "m") is False

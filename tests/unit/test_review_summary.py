@@ -108,3 +108,28 @@ def test_a_plus_minus_cell_read_as_min_and_max_is_read_in_full(tmp_path: Any) ->
 def test_a_prose_figure_one_of_the_parameters_sub_rows_prints_is_clean(ratings: DatasheetIndex) -> None:
     assert not rated(ratings, {"typical": 18.9, "unit": "ms"}, "the wake delay is about 18.9 ms", 1,
                      name="Wake delay (normal mode)").findings
+
+
+@pytest.fixture(scope="module")
+def qualified(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    prose = [(NAME, 60, "The regulator holds its output voltage at 5 V across the full range of load and line "
+                        "changes that the application may see."),
+             (NAME, 80, "Its output voltage drift stays near 3 mV over the life of the part in normal use and more.")]
+    table = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Output voltage drift"), (TYP, 100, "0.5"), (MAX, 100, "2"), (UNIT, 100, "mV"),
+             (NAME, 120, "Output voltage threshold"), (MIN, 120, "4.6"), (TYP, 120, "4.65"), (UNIT, 120, "V")]
+    path = tmp_path_factory.mktemp("pdf") / "qualified.pdf"
+    placed_pdf([prose, table], path=path)
+    return open_index(path)
+
+
+def test_a_row_naming_another_quantity_of_the_parameter_is_not_its_table_row(qualified: DatasheetIndex) -> None:
+    # "Output voltage drift" and "Output voltage threshold" hold every word of "Output voltage", but are other
+    # quantities: the sentence's 5 V is not contradicted by them.
+    result = verdict(qualified, {"typical": 5, "unit": "V"}, "holds its output voltage at 5 V", 1,
+                     name="Output voltage")
+    assert result.evaluable and not result.findings
+    # Asked for the drift itself, the drift row is the parameter's row again: a sentence's other figure is flagged.
+    [finding] = verdict(qualified, {"typical": 3, "unit": "mV"}, "output voltage drift stays near 3 mV", 1,
+                        name="Output voltage drift").findings
+    assert finding.evidence["rows"][0]["row_text"].startswith("Output voltage drift")

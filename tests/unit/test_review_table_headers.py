@@ -1,0 +1,129 @@
+"""Reading a row's columns under table headers as datasheets print them: columns without a role (Figure, VCC),
+a header on two lines, a table whose column labels name no Min / Typ / Max, limits printed as ``±X``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.detectors.grounding import ground_values
+from app.detectors.record import Submission
+from app.detectors.rules import Context, evaluate
+from app.detectors.structural import STRUCTURAL_RULES, header_for
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    # A Figure column between the definition and Min: its figure numbers stand closer to Min than to Typ.
+    figures = [(40, 60, "Symbol"), (100, 60, "Definition"), (298, 60, "Figure"), (335, 60, "Min."),
+               (364, 60, "Typ."), (390, 60, "Max."), (418, 60, "Units"),
+               (40, 76, "tup"), (100, 76, "Wake delay"), (311, 76, "4"), (341, 76, "-"), (367, 76, "210"),
+               (394, 76, "260"), (420, 76, "ns"),
+               (40, 90, "tdn"), (100, 90, "Sleep delay"), (311, 90, "5"), (341, 90, "-"), (370, 90, "83"),
+               (394, 90, "115"), (420, 90, "ns"),
+               # Rows without a figure reference.
+               (40, 104, "ILKA"), (100, 104, "Pin leakage"), (341, 104, "-"), (367, 104, "-"),
+               (390, 104, "+/-250"), (420, 104, "nA"),
+               (40, 118, "ILKB"), (100, 118, "Pad current"), (341, 118, "-"), (367, 118, "-"),
+               (394, 118, "250"), (420, 118, "nA"),
+               (40, 132, "TS"), (100, 132, "Storage temperature"), (311, 132, "6"), (341, 132, "-65"),
+               (394, 132, "160"), (418, 132, "\u00b0C")]
+    # A ratings table (Min / Max), then a thermal table whose column labels are packages: its rows are no Min
+    # or Max.
+    ratings = [(40, 180, "Parameter"), (330, 180, "MIN"), (380, 180, "MAX"), (440, 180, "UNIT"),
+               (40, 196, "Sink current"), (330, 196, "0.02"), (380, 196, "2.5"), (440, 196, "A"),
+               (40, 216, "Thermal information"),
+               (250, 232, "QFN"), (300, 232, "SOIC"), (350, 232, "MSOP"), (400, 232, "TSSOP"),
+               (40, 236, "THERMAL METRIC"), (440, 236, "UNIT"),
+               (40, 252, "Case-to-air impedance"), (250, 252, "41.2"), (300, 252, "77.4"),
+               (350, 252, "52.6"), (400, 252, "49.0"), (440, 252, "C/W")]
+    # A header on two lines: the columns on the first, Typ (and the spanning label of the limit columns, one per
+    # temperature range) on the second.
+    two_lines = [(40, 300, "Symbol"), (90, 300, "Parameter"), (230, 300, "Conditions"), (300, 300, "VCC"),
+                 (490, 300, "Units"),
+                 (335, 308, "Typ"), (396, 308, "Guaranteed Limits"),
+                 (40, 324, "tf"), (90, 324, "Fall time"), (300, 324, "3.0V"), (339, 324, "11"), (367, 324, "24"),
+                 (407, 324, "29"), (459, 324, "33"), (496, 324, "ns"),
+                 (300, 336, "5.5V"), (339, 336, "9"), (367, 336, "18"), (407, 336, "21"), (459, 336, "33"),
+                 (496, 336, "ns")]
+    # A heading setting VCC for the whole table, and a VCC column whose cells set it row by row.
+    supply = [(40, 60, "Unless otherwise noted VCC = 5V, TA = 25C"),
+              (40, 80, "Parameter"), (200, 80, "VCC"), (330, 80, "Min"), (380, 80, "Typ"), (430, 80, "Max"),
+              (480, 80, "Unit"),
+              (40, 100, "Supply current"), (200, 100, "3.3V"), (380, 100, "1.2"), (430, 100, "2.0"), (480, 100, "mA"),
+              (200, 112, "5.0V"), (380, 112, "1.8"), (430, 112, "3.0"), (480, 112, "mA")]
+    path = tmp_path_factory.mktemp("pdf") / "headers.pdf"
+    placed_pdf([[*figures, *ratings, *two_lines], supply], path=path)
+    return open_index(path)
+
+
+def field_mismatch(index: DatasheetIndex, value: dict[str, Any], quote: str,
+                   conditions: list[str] | None = None, page: int = 1) -> Any:
+    submission = Submission(found=True, values=[value], quote=quote, pages=[page], confidence=0.9)
+    ctx = Context(record=None, submission=submission, document=index,
+                  groundings=ground_values(index, submission.values, quote, [page]),
+                  request={"name": "x", "unit": value.get("unit"), "conditions": conditions or []})
+    [verdict] = evaluate(ctx, STRUCTURAL_RULES)
+    return verdict
+
+
+def kinds(verdict: Any) -> list[tuple[str, str | None]]:
+    return [(m["kind"], m.get("field")) for f in verdict.findings for m in f.evidence["mismatches"]]
+
+
+def test_a_figure_number_is_not_read_as_a_min(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"typical": 210, "max": 260, "unit": "ns"},
+                              "tup Wake delay 4 - 210 260").findings
+    # The row's own limits are still read: a partial answer leaves its max out.
+    assert kinds(field_mismatch(document, {"typical": 83, "unit": "ns"}, "tdn Sleep delay 5 - 83 115")) \
+        == [("omitted_field", "max")]
+
+
+def test_a_plus_minus_limit_covers_the_min_whose_cell_is_a_dash(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"min": -250, "max": 250, "unit": "nA"},
+                              "ILKA Pin leakage - - +/-250 nA").findings
+    # A plain max does not: the min was made up.
+    assert ("dash_cell", "min") in kinds(field_mismatch(document, {"min": -250, "max": 250, "unit": "nA"},
+                                                        "ILKB Pad current - - 250 nA"))
+
+
+def test_a_temperature_reported_in_a_bare_c_is_in_degrees(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"min": -65, "max": 160, "unit": "C"},
+                              "TS Storage temperature 6 -65 160 \u00b0C").findings
+    assert ("unit_column", None) in kinds(field_mismatch(document, {"min": -65, "max": 160, "unit": "V"},
+                                                         "TS Storage temperature 6 -65 160 \u00b0C"))
+
+
+def test_another_tables_column_labels_end_the_search_for_a_header(document: DatasheetIndex) -> None:
+    rows = [r for r in document.page(1).words if r.text == "49.0"]
+    assert header_for(document, 1, (rows[0].y0 + rows[0].y1) / 2) is None
+    assert not field_mismatch(document, {"typical": 49.0, "unit": "C/W"},
+                              "Case-to-air impedance 41.2 77.4 52.6 49.0 C/W").findings
+    # The ratings table above is still read under its own header.
+    assert kinds(field_mismatch(document, {"min": 2.5, "unit": "A"}, "Sink current 0.02 2.5 A")) \
+        == [("wrong_column", "min")]
+
+
+def test_a_second_header_line_adds_its_roles_and_its_columns(document: DatasheetIndex) -> None:
+    words = [w for w in document.page(1).words if w.text == "3.0V"]
+    header = header_for(document, 1, (words[0].y0 + words[0].y1) / 2)
+    assert header is not None and set(header.centres) == {"typical", "unit"}
+    # A limit read from a temperature column: the Typ column beside it is not left out.
+    assert not field_mismatch(document, {"max": 33, "unit": "ns"}, "5.5V 9 18 21 33 ns").findings
+    # A Typ read as a limit is still a Typ.
+    assert kinds(field_mismatch(document, {"max": 11, "unit": "ns"}, "Fall time 3.0V 11 24 29 33 ns")) \
+        == [("wrong_column", "max")]
+
+
+def test_a_condition_column_overrides_the_tables_heading(document: DatasheetIndex) -> None:
+    assert not field_mismatch(document, {"typical": 1.2, "max": 2.0, "unit": "mA"},
+                              "Supply current 3.3V 1.2 2.0 mA", ["VCC = 3.3V"], page=2).findings
+    # The sub-row for the heading's own supply still contradicts the requested one.
+    assert ("condition", None) in kinds(field_mismatch(document, {"typical": 1.8, "max": 3.0, "unit": "mA"},
+                                                       "5.0V 1.8 3.0 mA", ["VCC = 3.3V"], page=2))
