@@ -19,7 +19,10 @@ Before the burst, ``--single-requests`` (20) rounds of one POST, one GET of that
 flight: a request's own latency, with nothing queued ahead of it. After the burst, the API's CPU per POST, the rate
 one API process could reach with a core to itself, and Little's law for the burst: with N requests in flight each
 waits for the ones ahead of it, so the POST p50 is about N / the rate (100 ms at 40 in flight takes 400 POST/s).
-``--api-processes`` runs that many API server processes (``dsx serve --api-processes``).
+The burst's CPU is split per POST by who spent it: the API, the workers, Postgres and Redis (all of their
+processes), this benchmark's own client and other work on the machine; the same split per status read closes the
+read storm's figures. ``--api-processes`` runs that many API server processes (``dsx serve --api-processes``).
+``--repo`` measures another checkout's server (say, the main branch) with this benchmark, for a before/after pair.
 
 Then, while the workers are still busy with those jobs, a read storm: ``--read-storm`` (500) status reads sent at
 once with a /healthz per ten in the same burst — the errors (transport errors and 5xx; the goal is none) and the
@@ -133,7 +136,7 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
     start-up is not measured as queueing); stops its process group."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
-    env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    env.update({"DSX_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(args.repo),
                 "DSX_AUTH_MODE": "keys" if args.tenants > 1 else "open",
                 "DSX_RATE_LIMIT_PER_MINUTE": "0", "PYTHONUNBUFFERED": "1",
                 "DSX_FAIR_SCHEDULING": "false" if args.fifo else "true"})
@@ -151,7 +154,7 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
     command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(args.workers)]
     if args.api_processes > 1:
         command += ["--api-processes", str(args.api_processes)]
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    process = subprocess.Popen(command, cwd=args.repo, env=env, stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -171,7 +174,7 @@ def stack(args: argparse.Namespace, data_dir: Path) -> Iterator[str]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError(f"the worker did not get ready; see {data_dir / 'serve.log'}")
             time.sleep(0.3)
-        args.keys = {tenant: issue_key(env, tenant) for tenant in ("A", "B")} if args.tenants > 1 else {}
+        args.keys = {tenant: issue_key(env, tenant, args.repo) for tenant in ("A", "B")} if args.tenants > 1 else {}
         yield base
     finally:
         if process.poll() is None:
@@ -267,6 +270,7 @@ async def run_load(base: str, args: argparse.Namespace) -> dict[str, Any]:
         "read_storm": storm, "submit_cpu": submit_cpu, "run_cpu": run_cpu, "single": single,
         # The API's CPU per request of the burst (its /healthz peers, one per ten POSTs, are cheap beside them).
         "api_cpu_ms_per_post": round(1000 * submit_cpu["api_cpu_s"] / max(len(post_s), 1), 1),
+        "cpu_ms_per_post": cpu_split_ms(submit_cpu, len(post_s)),
     }
 
 
@@ -291,9 +295,9 @@ async def one_at_a_time(client: httpx.AsyncClient, pdf: bytes, count: int) -> di
             "job_ids": job_ids}
 
 
-def issue_key(env: dict[str, str], tenant: str) -> str:
+def issue_key(env: dict[str, str], tenant: str, repo: Path = REPO) -> str:
     output = subprocess.run([sys.executable, "-m", "app.cli", "admin", "create-key", "--tenant", tenant,
-                             "--role", "submitter", "--name", f"bench-{tenant}", "--json"], cwd=REPO, env=env,
+                             "--role", "submitter", "--name", f"bench-{tenant}", "--json"], cwd=repo, env=env,
                             capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])["key"]
 
@@ -409,7 +413,7 @@ async def read_storm(base: str, job_ids: list[str], reads: int, api_processes: i
     return {"reads": reads, "errors": sum(errors.values()), "error_kinds": dict(errors),
             "get_ms": _summary(get_s), "healthz_ms": _summary(health_s),
             "get_p99_vs_healthz_p99": round(get_p99 / health_p99, 2) if get_s and health_s else float("nan"),
-            "cpu": cpu}
+            "cpu": cpu, "cpu_ms_per_read": cpu_split_ms(cpu, reads + checks)}
 
 
 def _psutil() -> Any:
@@ -441,6 +445,8 @@ class CpuMeter:
         self.others = self._others()
         self.started = time.monotonic()
         self.api_before, self.others_before = self._per_pid(self._api()), self._per_pid(self.others)
+        self.services_before = {name: self._per_pid(self._service(name)) for name in SERVICES}
+        self.client_before = self._per_pid([psutil.Process()])
         self.machine_before = psutil.cpu_times()
 
     def _api(self) -> list[Any]:
@@ -459,6 +465,18 @@ class CpuMeter:
         api_pids = {p.pid for p in self._api()}
         return [p for p in psutil.process_iter()
                 if self.group is not None and p.pid not in api_pids and _in_group(p, self.group)]
+
+    @staticmethod
+    def _service(name: str) -> list[Any]:
+        """Every process of a server (Postgres: its postmaster and each connection's backend, whichever database
+        it serves, so other users of the same server count here too)."""
+        psutil = _psutil()
+
+        found = []
+        for process in psutil.process_iter(["name"]):
+            if process.info["name"] in SERVICES[name]:
+                found.append(process)
+        return found
 
     @staticmethod
     def _per_pid(processes: list[Any]) -> dict[int, float]:
@@ -486,10 +504,35 @@ class CpuMeter:
         busy = (sum(after) - after.idle) - (sum(self.machine_before) - self.machine_before.idle)
         api_cpu_s = self._gained(self.api_before, self._per_pid(self._api()))
         rest = self._gained(self.others_before, self._per_pid(self._others()))
+        services = {name: self._gained(self.services_before[name], self._per_pid(self._service(name)))
+                    for name in SERVICES}
+        client = self._gained(self.client_before, self._per_pid([psutil.Process()]))
+        # CPU seconds over the measurement, by who spent them: the shares a figure is divided into per request.
+        seconds = {"api": api_cpu_s, "workers": rest, **services, "bench_client": client}
+        seconds["other_work"] = max(0.0, busy - sum(seconds.values()))
         return {"api": round(api_cpu_s / wall, 2), "api_cpu_s": round(api_cpu_s, 3),
                 "api_processes": float(self.api_processes),
                 "rest_of_stack": round(rest / wall, 2),
-                "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0)}
+                "machine_cores_busy": round(busy / wall, 2), "cores": float(psutil.cpu_count() or 0),
+                "cpu_s_by_component": {name: round(value, 3) for name, value in seconds.items()}}
+
+
+#: The servers a stack uses, by process name; their CPU is measured beside the stack's own.
+SERVICES = {"postgres": ("postgres",), "redis": ("redis-server",)}
+#: How the CPU split of a figure names each share.
+COMPONENT_LABELS = {"api": "API", "workers": "workers (running accepted jobs)", "postgres": "Postgres",
+                    "redis": "Redis", "bench_client": "this benchmark's client",
+                    "other_work": "other work on the machine"}
+
+
+def cpu_split_ms(cpu: dict[str, Any], requests: int) -> dict[str, float]:
+    """Milliseconds of CPU per request, by who spent them, over a measurement of ``requests`` requests."""
+    return {name: round(1000 * seconds / max(requests, 1), 1) for name, seconds in cpu["cpu_s_by_component"].items()}
+
+
+def describe_split(split: dict[str, float]) -> str:
+    total = sum(split.values())
+    return "  ".join(f"{COMPONENT_LABELS[name]} {ms}" for name, ms in split.items()) + f"  (total {total:.1f})"
 
 
 def _in_group(process: Any, group: int) -> bool:
@@ -518,6 +561,8 @@ def print_read_storm(storm: dict[str, Any]) -> None:
     print(f"    CPU over the burst (CPU-s per s): API {cpu['api']}  rest of the stack {cpu['rest_of_stack']}  "
           f"machine {cpu['machine_cores_busy']} of {cpu['cores']:.0f} cores "
           f"-> {limiting_resource(cpu)}")
+    print(f"    CPU per request of the burst (ms; reads and their /healthz peers): "
+          f"{describe_split(storm['cpu_ms_per_read'])}")
 
 
 def limiting_resource(cpu: dict[str, float]) -> str:
@@ -559,6 +604,9 @@ def main() -> int:
     parser.add_argument("--fifo", action="store_true",
                         help="switch fair scheduling off (the peer: one first-come queue for every tenant)")
     parser.add_argument("--scaling", help="comma-separated worker counts, e.g. 1,2,4: jobs/s for each")
+    parser.add_argument("--repo", type=Path, default=REPO,
+                        help="the checkout whose `dsx serve` is measured (default: this one), so that a change and "
+                             "its baseline run back to back under the same benchmark")
     args = parser.parse_args()
     args.database_url = None
     # A SIGTERM (a CI timeout, a Ctrl-C from a wrapper) must still stop the stack this benchmark started.
@@ -611,6 +659,11 @@ def main() -> int:
           f"flight / rate), so its p50 is ~{figures['concurrency']} / {figures['submit_per_s']} jobs/s = "
           f"{1000 * figures['concurrency'] / max(figures['submit_per_s'], 1e-9):.0f} ms; p50 <= 100 ms at "
           f"{figures['concurrency']} in flight would take {figures['concurrency'] * 10} POST/s")
+    split = figures["cpu_ms_per_post"]
+    ours = sum(split.values()) - split["other_work"]
+    print(f"  CPU per POST of the burst (ms, its /healthz peers included): {describe_split(split)}; with the "
+          f"machine to itself, this stack and its client would take {ours:.1f} ms of CPU per POST: at most "
+          f"~{1000 * cpu['cores'] / max(ours, 1e-9):.0f} POST/s on {cpu['cores']:.0f} cores")
     if figures["read_storm"]:
         print_read_storm(figures["read_storm"])
     if args.json:

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from app import metrics
 from app.auth.ratelimit import charge_upload
-from app.auth.security import Principal, require_role
+from app.auth.security import Principal, require_role, require_role_on_loop
 from app.config import get_settings
 from app.contracts import ENGINE_NAMES
 from app.db import get_session, session_scope
@@ -55,7 +55,7 @@ async def submit_job(
     request: Request,
     response: Response,
     idempotency_key: str | None = Header(default=None, alias="Idempotency-Key", max_length=200),
-    principal: Principal = Depends(require_role("submitter")),
+    principal: Principal = Depends(require_role_on_loop("submitter")),
 ) -> JobOut:
     upload = await read_job_upload(request, get_settings().max_upload_bytes)
     # The quota charge, validation, storage and enqueueing block (Redis, MuPDF, database, broker): keep them off
@@ -102,7 +102,7 @@ def list_jobs(
 
 
 @router.get("/{job_id}", response_model=JobOut)
-async def get_job(job_id: str, principal: Principal = Depends(require_role("submitter"))) -> JobOut:
+async def get_job(job_id: str, principal: Principal = Depends(require_role_on_loop("submitter"))) -> JobOut:
     # The hot polling path: one thread hop and one connection for the whole read, not one per dependency.
     return await run_in_threadpool(read_job, job_id, principal.tenant)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db import session_scope
+from app.db import read_scope
 from app.flows import usage
 from app.flows.review import attribution_summary
 from app.jobs import service
@@ -34,7 +34,8 @@ def job_out(session: Session, job: Job, *, created: bool = False) -> JobOut:
     groundings: dict[int, list[GroundingOut]] = {}
     attributions: dict[int, list[AttributionOut]] = {}
     # Flags, decisions, groundings and attributions all belong to answers: a job with none yet (the one clients
-    # poll) is read in three queries, a finished one in one query per table, whatever its number of parameters.
+    # poll) is read in two queries (the job with its parameters, its answers), a finished one in one query per
+    # table, whatever its number of parameters.
     if extraction_ids:
         for flag in session.scalars(select(Flag).where(Flag.job_id == job.id).order_by(Flag.id)):
             if flag.parameter_id is not None:
@@ -121,6 +122,7 @@ def _attribution_summary(session: Session, job_id: str) -> dict:
 
 
 def read_job(job_id: str, tenant: str | None) -> JobOut:
-    """The whole job read model in one unit of work on one connection (the API's hot polling path)."""
-    with session_scope() as session:
-        return job_out(session, service.get_job(session, job_id, tenant))
+    """The whole job read model in one read-only unit of work on one connection (the API's hot polling path):
+    a job without answers yet, the one clients poll, is two queries."""
+    with read_scope() as session:
+        return job_out(session, service.read_job_row(session, job_id, tenant))

@@ -72,11 +72,11 @@ def test_a_job_read_costs_the_same_queries_for_1_or_12_parameters(dsx_env) -> No
     assert counts[1] == counts[12], counts
 
 
-def test_a_job_without_answers_yet_is_read_in_three_queries(dsx_env) -> None:  # noqa: ANN001
+def test_a_job_without_answers_yet_is_read_in_two_queries(dsx_backend: str) -> None:
     from app.main import create_app
 
     with session_scope() as session:
         job, _ = service.create_job(session, data=text_pdf(["Gain 20 dB"]), filename="x.pdf",
                                     parameters=json.dumps([f"p{i}" for i in range(12)]))
-    # the job, its parameters, its answers (none yet): nothing that hangs off an answer is looked up
-    assert _queries_to_read(TestClient(create_app()), job.id) == 3
+    # the job with its parameters, its answers (none yet): nothing that hangs off an answer is looked up
+    assert _queries_to_read(TestClient(create_app()), job.id) == 2
