@@ -29,6 +29,9 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
     With ``on_progress`` the pipeline runs in a thread while this one reports how many parameters have an
     answer, so a terminal can show progress without the pipeline knowing about it."""
     index_ahead = _build_index_ahead(pdf)
+    # Loaded before the job is stored, so that the job's own times never include loading the pipeline.
+    from app.flows import extraction as extraction_flow  # loads LiteLLM (seconds) while the index builds
+
     migrate.upgrade()
     with session_scope() as session:
         job, _ = service.create_job(
@@ -36,8 +39,6 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
             engine=engine, model=model,
         )
         job_id = job.id
-    from app.flows import extraction as extraction_flow  # loads LiteLLM (seconds) while the index builds
-
     index_ahead.join()
     if on_progress is None:
         extraction_flow.run(job_id)
