@@ -52,20 +52,10 @@ def dsx_backend(request: pytest.FixtureRequest, dsx_env: Settings, monkeypatch: 
     """``dsx_env`` on its embedded SQLite store, or on a fresh PostgreSQL database (open mode, as embedded):
     for behaviour that must not depend on the backend, such as what bad input gets back."""
     if request.param == "postgres":
-        from app import migrate
-        from tests.support.services import fresh_postgres_database
+        from tests.support.services import embedded_on_postgres
 
-        with fresh_postgres_database() as url:
-            monkeypatch.setenv("DSX_DATABASE_URL", url)
-            monkeypatch.setenv("DSX_AUTH_MODE", "open")
-            monkeypatch.setenv("DSX_ALLOW_OPEN_IN_PRODUCTION", "true")
-            reset_settings()
-            reset_engines()
-            migrate.upgrade()
-            try:
-                yield request.param
-            finally:
-                reset_engines()  # close its connections before the database is dropped
+        with embedded_on_postgres(monkeypatch):
+            yield request.param
         return
     yield request.param
 

@@ -44,6 +44,26 @@ def fresh_postgres_database() -> Iterator[str]:
         admin.dispose()
 
 
+@contextmanager
+def embedded_on_postgres(monkeypatch) -> Iterator[str]:  # noqa: ANN001 - a pytest MonkeyPatch
+    """The embedded settings of ``dsx_env`` (open mode) pointed at a fresh, migrated PostgreSQL database."""
+    from app import migrate
+    from app.config import reset_settings
+    from app.db import reset_engines
+
+    with fresh_postgres_database() as url:
+        monkeypatch.setenv("DSX_DATABASE_URL", url)
+        monkeypatch.setenv("DSX_AUTH_MODE", "open")
+        monkeypatch.setenv("DSX_ALLOW_OPEN_IN_PRODUCTION", "true")
+        reset_settings()
+        reset_engines()
+        migrate.upgrade()
+        try:
+            yield url
+        finally:
+            reset_engines()  # close its connections before the database is dropped
+
+
 def redis_url() -> str:
     import redis
 

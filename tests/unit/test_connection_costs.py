@@ -15,28 +15,17 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from app import db
-from app.config import reset_settings
-from app.db import get_engine, read_scope, reset_engines, session_scope
+from app.db import get_engine, read_scope, session_scope
 from app.jobs import service
 from tests.support.pdfs import text_pdf
 
 
 @pytest.fixture
 def postgres(dsx_env, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # noqa: ANN001
-    from app import migrate
-    from tests.support.services import fresh_postgres_database
+    from tests.support.services import embedded_on_postgres
 
-    with fresh_postgres_database() as url:
-        monkeypatch.setenv("DSX_DATABASE_URL", url)
-        monkeypatch.setenv("DSX_AUTH_MODE", "open")
-        monkeypatch.setenv("DSX_ALLOW_OPEN_IN_PRODUCTION", "true")
-        reset_settings()
-        reset_engines()
-        migrate.upgrade()
-        try:
-            yield url
-        finally:
-            reset_engines()
+    with embedded_on_postgres(monkeypatch) as url:
+        yield url
 
 
 def _backend_pid() -> int:
