@@ -23,7 +23,16 @@ from app.detectors.dimensions import head_phrase, printed
 from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    not_evaluable,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.structural import CONDITION, header_for, table_heading
 from app.detectors.value_rows import ValueCell, row_sets, value_cell
@@ -143,10 +152,8 @@ def _context(index: DatasheetIndex, grounding: GroundingResult, request: Mapping
 
 
 def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     settings = [m for c in ctx.request.get("conditions") or [] for m in CONDITION.finditer(str(c))
                 if (m.group(3) or "").casefold() not in _TEMPERATURE_UNITS]
     if not settings:

@@ -14,7 +14,15 @@ import re
 from typing import Any
 
 from app.detectors.dimensions import printed
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row
 
@@ -26,10 +34,8 @@ def is_caption(text: str) -> bool:
 
 
 def _figure_text(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     found: list[dict[str, Any]] = []
     for grounding in ctx.groundings:
         value = printed(ctx.submission.values[grounding.value_index]) \

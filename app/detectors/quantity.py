@@ -20,7 +20,16 @@ from typing import Any
 from app.detectors.dimensions import printed
 from app.detectors.grounding import GroundingResult
 from app.detectors.row_alignment import visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    not_evaluable,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.value_rows import located_cells, value_cell
 from app.documents.index import DatasheetIndex
@@ -77,10 +86,8 @@ def row_label(index: DatasheetIndex, grounding: GroundingResult, request: Mappin
 
 
 def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     asked = " ".join(str(ctx.request.get(k) or "") for k in ("name", "symbol"))
     found: list[dict[str, Any]] = []
     read = False

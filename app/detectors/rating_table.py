@@ -15,7 +15,16 @@ from typing import Any
 
 from app.detectors.dimensions import printed
 from app.detectors.row_alignment import visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    not_evaluable,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row, header_for, is_header
 from app.documents.index import DatasheetIndex
@@ -40,10 +49,8 @@ def table_title(index: DatasheetIndex, page_number: int, row_y: float) -> str | 
 
 
 def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     asked = " ".join([str(ctx.request.get("name") or ""), *(str(c) for c in ctx.request.get("conditions") or [])])
     if not _ABSOLUTE.search(asked):
         return not_evaluable(rule, "the request does not name an absolute maximum rating")

@@ -126,6 +126,16 @@ def not_evaluable(rule: Rule, reason: str) -> Verdict:
     return Verdict(rule.name, False, reason)
 
 
+def unreadable_on_document(rule: Rule, ctx: Context) -> Verdict | None:
+    """For a rule that reads each reported value on the intended datasheet's pages: the verdict when it cannot (no
+    value was reported, or the datasheet is not available), else ``None``."""
+    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
+        return not_evaluable(rule, "no value was reported")
+    if ctx.document is None or ctx.groundings is None:
+        return not_evaluable(rule, "the intended datasheet is not available")
+    return None
+
+
 def clean(rule: Rule) -> Verdict:
     return Verdict(rule.name, True)
 

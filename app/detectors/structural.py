@@ -35,7 +35,16 @@ from app.detectors import plausibility
 from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import NUMBER_REL_TOL, TextNumber, normalised, number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, tokens, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    not_evaluable,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.value_rows import CONDITION, ValueCell, best_cell, located_cells, row_sets, value_cell
 from app.documents.index import DatasheetIndex, Word
@@ -452,10 +461,8 @@ def _temperature_letter(unit: str, printed_unit: str) -> str:
 
 
 def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     mismatches: list[Mismatch] = []
     rows: list[dict[str, Any]] = []
     read = False

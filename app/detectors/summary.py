@@ -23,7 +23,15 @@ from app.detectors.grounding import Outcome
 from app.detectors.page_text import TextNumber
 from app.detectors.quantity import QUALIFIERS, mentions
 from app.detectors.row_alignment import Row, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.structural import (
     MAX_ROW_WORDS,
@@ -183,10 +191,8 @@ def _is_prose(index: DatasheetIndex, page: int, box: list[float]) -> bool:
 
 
 def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     found = []
     for grounding in ctx.groundings:
         boxes = grounding.detail.get("value_boxes") or []

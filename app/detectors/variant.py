@@ -21,7 +21,16 @@ from app.detectors.dimensions import printed
 from app.detectors.grounding import GroundingResult, Outcome
 from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, is_identifier, visual_rows
-from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
+from app.detectors.rules import (
+    Context,
+    Rule,
+    Verdict,
+    clean,
+    flag,
+    not_evaluable,
+    submit_span_ids,
+    unreadable_on_document,
+)
 from app.detectors.severity import Severity
 from app.detectors.structural import header_for, table_heading
 from app.detectors.value_rows import row_at
@@ -73,10 +82,8 @@ def _host_rows(index: DatasheetIndex, grounding: GroundingResult,
 
 
 def _other_variant(rule: Rule, ctx: Context) -> Verdict:
-    if ctx.submission is None or not ctx.submission.found or not ctx.submission.values:
-        return not_evaluable(rule, "no value was reported")
-    if ctx.document is None or ctx.groundings is None:
-        return not_evaluable(rule, "the intended datasheet is not available")
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
     requested = part_names(" ".join(str(c) for c in ctx.request.get("conditions") or []))
     if not requested:
         return not_evaluable(rule, "the request names no variant")
