@@ -14,6 +14,7 @@ from app.detectors.rules import Context, evaluate
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 150, 200, 330, 380, 430, 480
 
@@ -42,11 +43,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": "Sink current at 20 mV probe voltage", "unit": "uA", "conditions": conditions})
-    [result] = evaluate(ctx, CONDITION_RULES)
+    request = {"name": "Sink current at 20 mV probe voltage", "unit": "uA", "conditions": conditions}
+    [result] = audit_answer(index, value, quote, request, CONDITION_RULES)
     return result
 
 

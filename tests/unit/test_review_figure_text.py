@@ -7,12 +7,10 @@ from typing import Any
 import pytest
 
 from app.detectors.figure_text import FIGURE_TEXT_RULES, is_caption
-from app.detectors.grounding import ground_values
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
@@ -29,11 +27,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": "Switching delay", "unit": "ns", "conditions": []})
-    [result] = evaluate(ctx, FIGURE_TEXT_RULES)
+    request = {"name": "Switching delay", "unit": "ns", "conditions": []}
+    [result] = audit_answer(index, value, quote, request, FIGURE_TEXT_RULES)
     return result
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.detectors.grounding import ground_values
 from app.detectors.plus_minus import PLUS_MINUS_RULES, misread
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.documents.cache import open_index
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 
 def test_a_symmetric_limit_read_as_a_typical_is_a_misreading() -> None:
@@ -36,9 +34,6 @@ def test_the_rule_judges_the_located_text(tmp_path_factory: pytest.TempPathFacto
     index = open_index(path)
     quote = "Absolute accuracy: +/-1 hPa"
     for value, flagged in (({"typical": 1, "unit": "hPa"}, True), ({"min": -1, "max": 1, "unit": "hPa"}, False)):
-        submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-        ctx = Context(record=None, submission=submission, document=index,
-                      groundings=ground_values(index, submission.values, quote, [1]),
-                      request={"name": "Absolute accuracy", "unit": "hPa", "conditions": []})
-        [verdict] = evaluate(ctx, PLUS_MINUS_RULES)
+        request = {"name": "Absolute accuracy", "unit": "hPa", "conditions": []}
+        [verdict] = audit_answer(index, value, quote, request, PLUS_MINUS_RULES)
         assert verdict.evaluable and bool(verdict.findings) is flagged

@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
-from app.detectors.grounding import ground_values
 from app.detectors.quantity import QUANTITY_RULES
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 150, 200, 330, 380, 430, 480
 
@@ -41,11 +39,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1], confidence=0.9)
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": name, "unit": None, "conditions": []})
-    [result] = evaluate(ctx, QUANTITY_RULES)
+    request = {"name": name, "unit": None, "conditions": []}
+    [result] = audit_answer(index, value, quote, request, QUANTITY_RULES, confidence=0.9)
     return result
 
 

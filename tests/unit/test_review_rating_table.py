@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
-from app.detectors.grounding import ground_values
 from app.detectors.rating_table import RATING_TABLE_RULES
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, SYMBOL, MIN, TYP, MAX, UNIT = 40, 170, 330, 380, 430, 480
 
@@ -35,11 +33,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": name, "unit": "V", "conditions": []})
-    [result] = evaluate(ctx, RATING_TABLE_RULES)
+    request = {"name": name, "unit": "V", "conditions": []}
+    [result] = audit_answer(index, value, quote, request, RATING_TABLE_RULES)
     return result
 
 

@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
-from app.detectors.grounding import ground_values
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.detectors.summary import SUMMARY_RULES
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, MIN, TYP, MAX, UNIT = 40, 330, 380, 430, 480
 
@@ -32,11 +30,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, page: int,
             name: str = "Maximum peak output power") -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[page])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": name, "unit": value.get("unit"), "conditions": []})
-    [result] = evaluate(ctx, SUMMARY_RULES)
+    request = {"name": name, "unit": value.get("unit"), "conditions": []}
+    [result] = audit_answer(index, value, quote, request, SUMMARY_RULES, page=page)
     return result
 
 

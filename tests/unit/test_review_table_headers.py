@@ -7,13 +7,11 @@ from typing import Any
 
 import pytest
 
-from app.detectors.grounding import ground_values
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.detectors.structural import STRUCTURAL_RULES, header_for
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 pytestmark = pytest.mark.usefixtures("isolated_index_cache")
 
@@ -65,11 +63,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def field_mismatch(index: DatasheetIndex, value: dict[str, Any], quote: str,
                    conditions: list[str] | None = None, page: int = 1) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[page], confidence=0.9)
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [page]),
-                  request={"name": "x", "unit": value.get("unit"), "conditions": conditions or []})
-    [verdict] = evaluate(ctx, STRUCTURAL_RULES)
+    request = {"name": "x", "unit": value.get("unit"), "conditions": conditions or []}
+    [verdict] = audit_answer(index, value, quote, request, STRUCTURAL_RULES, page=page, confidence=0.9)
     return verdict
 
 

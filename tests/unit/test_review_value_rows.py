@@ -9,12 +9,11 @@ import pytest
 
 from app.detectors.audit import ALL_RULES
 from app.detectors.grounding import ground_values
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.detectors.value_rows import located_cells, value_cell
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 140, 190, 330, 380, 430, 480
 
@@ -49,10 +48,7 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def audit(index: DatasheetIndex, value: dict[str, Any], quote: str, request: dict[str, Any]) -> dict[str, Any]:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1], confidence=0.9)
-    ctx = Context(record=None, submission=submission, request=request, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]))
-    return {v.rule: v for v in evaluate(ctx, ALL_RULES)}
+    return {v.rule: v for v in audit_answer(index, value, quote, request, ALL_RULES, confidence=0.9)}
 
 
 SATURATION_QUOTE = "IO = 9A 0.65 V Saturation voltage VSAT IO = 3A 0.65 V"

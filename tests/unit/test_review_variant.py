@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
-from app.detectors.grounding import ground_values
-from app.detectors.record import Submission
-from app.detectors.rules import Context, evaluate
 from app.detectors.variant import VARIANT_RULES, part_names, siblings
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
 
 NAME, GRADE, TYP, MAX, UNIT = 40, 130, 380, 430, 480
 
@@ -33,11 +31,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 
 def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
-    submission = Submission(found=True, values=[value], quote=quote, pages=[1])
-    ctx = Context(record=None, submission=submission, document=index,
-                  groundings=ground_values(index, submission.values, quote, [1]),
-                  request={"name": "Bias current", "unit": "nA", "conditions": conditions})
-    [result] = evaluate(ctx, VARIANT_RULES)
+    request = {"name": "Bias current", "unit": "nA", "conditions": conditions}
+    [result] = audit_answer(index, value, quote, request, VARIANT_RULES)
     return result
 
 
