@@ -76,16 +76,10 @@ def is_current(url: str | None = None) -> bool:
     """Whether the database holds every migration of this build. A database a newer build already migrated
     (a revision this build does not know) counts as current: an older pod restarting mid-rollout must not wait
     for a head it will never see."""
-    from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
     script = ScriptDirectory.from_config(_config())
-    engine = make_engine(url or get_settings().resolved_database_url)
-    try:
-        with engine.connect() as connection:
-            applied = set(MigrationContext.configure(connection).get_current_heads())
-    finally:
-        engine.dispose()
+    applied = applied_revisions(url)
     known = {revision.revision for revision in script.walk_revisions()}
     return applied == set(script.get_heads()) or bool(applied - known)
 

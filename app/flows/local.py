@@ -43,7 +43,7 @@ def extract_local(pdf: Path, parameters: list[str], *, model: str | None = None,
     if on_progress is None:
         extraction_flow.run(job_id)
     else:
-        _run_reporting(job_id, len(parameters), on_progress)
+        _run_reporting(extraction_flow.run, job_id, len(parameters), on_progress)
     with session_scope() as session:
         return json.loads(job_out(session, service.get_job(session, job_id)).model_dump_json())
 
@@ -64,14 +64,12 @@ def _build_index_ahead(pdf: Path) -> threading.Thread:
     return thread
 
 
-def _run_reporting(job_id: str, total: int, on_progress: ProgressCallback) -> None:
-    from app.flows import extraction as extraction_flow
-
+def _run_reporting(run: Callable[[str], None], job_id: str, total: int, on_progress: ProgressCallback) -> None:
     failure: list[BaseException] = []
 
     def work() -> None:
         try:
-            extraction_flow.run(job_id)
+            run(job_id)
         except BaseException as exc:  # re-raised in the caller's thread
             failure.append(exc)
 
