@@ -146,7 +146,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
             _typical_by_note(cand, notes)
         return found, model
     heading = quantity_heading(table.title) or quantity_heading(table.caption)
-    model_rows = list(model.rows)
+    model_rows = _shared_conditions(model)
     data = []
     for k, row in enumerate(model_rows):
         names = _role_names(model.row_roles[k])
@@ -170,13 +170,18 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                                      " ".join(dict.fromkeys(x for x in roles.labels if x)), row.section) if p)
         abs_max = _under_abs_max(abs_max_hint, row.section, roles.labels)
         found: list[Candidate] = []
-        limit = _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
+        limit = None if row.variants else _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
         if limit is not None:
             found.append(limit)
+        if row.variants:
+            found.extend(_variant_candidates(table.page, row, roles, table.title, abs_max, labels[k]))
+        elif roles.variant_columns:
+            # One number in a cell merged over every variant column: the row's value, for every variant.
+            names = ["value" if n == "variant" and row.cells[i].strip() else n for i, n in enumerate(names)]
         found.extend(_row_candidates(table.page, list(row.cells), names, column_labels, unit_columns, title,
                                      abs_max, labels[k] or (row.name if row.is_sub_row else None)))
         for cand in found:
-            cand.grades = grades[k]
+            cand.grades = cand.grades or grades[k]  # a variant column's part is its grade
             # A section row ("COMPARATOR", "Power Stage") names what the rows under it are about.
             cand.heading = " ".join(p for p in (heading, row.section) if p)
             if cand is not limit:  # the limit candidate's context holds the notes already
@@ -186,6 +191,31 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
         if limit is not None and limit.unit is None and not limit.ambiguity:
             candidates.extend(_block_unit_readings(limit, _units_around(model, k)))
     return candidates, model
+
+
+def _shared_conditions(model: TableModel) -> list[ModelRow]:
+    """A row printing neither conditions nor a unit beside a row that prints both (``Total Gate Charge | Qg | |
+    - - 210 |`` above ``Gate-Source Charge | Qgs | ID = 20 A, VDS = 400 V | - - 29 | nC``): the conditions and the
+    unit cells are merged over both rows and printed on one, so its conditions and unit are the row's too. When both
+    neighbours print both, which block the row belongs to is not said, and it keeps none."""
+    rows = list(model.rows)
+
+    def cell(k: int, role: Role) -> str:
+        roles = model.row_roles[k]
+        return " ".join(rows[k].cells[i] for i in roles.columns(role) if i < len(rows[k].cells)).strip()
+
+    for k, row in enumerate(model.rows):
+        roles = model.row_roles[k]
+        if (row.is_sub_row or row.conditions or not roles.columns(Role.CONDITIONS) or not roles.columns(Role.UNIT)
+                or cell(k, Role.UNIT)):
+            continue
+        sharing = [j for j in (k - 1, k + 1) if 0 <= j < len(rows) and model.row_roles[j] is roles
+                   and model.rows[j].section == row.section and not model.rows[j].is_sub_row
+                   and cell(j, Role.CONDITIONS) and cell(j, Role.UNIT)]
+        if len(sharing) == 1:
+            shared = model.rows[sharing[0]]
+            rows[k] = replace(row, conditions=shared.conditions, unit=row.unit or shared.unit)
+    return rows
 
 
 def _units_around(model: TableModel, k: int) -> tuple[Unit, ...]:
@@ -303,6 +333,52 @@ def _limit_candidate(page: int, row: ModelRow, roles: ColumnRoles, title: str, a
     cand.printed = list(limits.printed)
     cand.value_text = " ".join(limits.printed)
     return cand
+
+
+def _variant_candidates(page: int, row: ModelRow, roles: ColumnRoles, table_title: str, abs_max: bool,
+                        wrapped_label: str | None) -> list[Candidate]:
+    """One candidate per variant column of a row (a part, a grade or a temperature heading the column), labelled
+    by the row and its variant, and all siblings of one line. Parts: each candidate is that part's grade, and a
+    row candidate that carries the reason answers a request naming none of them (the reader declines). Per
+    temperature: the first column at 25 °C (else the first column) is the row's reading when no temperature is
+    asked for, the others are named by their temperature."""
+    name = (wrapped_label or row.name).strip()
+    own = row.name if not row.is_sub_row else f"{row.name} {row.sub_label}".strip()
+    labels = [v for v in roles.variants if v]
+    default = next((v for v in labels if re.search(r"(?<![\d.])\+?25\s*°", v)), labels[0])
+    unit = reader_unit(row.unit)
+    unit_text = row.unit.printed if row.unit and unit else (unit.canonical if unit else None)
+    notes = " ".join(row.notes)
+    line = " ".join(dict.fromkeys(c.replace("\n", " ") for c in row.cells if c))
+    found: list[Candidate] = []
+    if roles.variant_kind == "part":
+        reason = Candidate(page, "table_row", name, symbol=row.symbol, abs_max=abs_max, own_label=own,
+                           explicit_fields=True,
+                           extra_conditions=row.conditions, line_text=line,
+                           alt_labels=[row.sub_label] if row.sub_label else [])
+        reason.context = " ".join(p for p in (table_title, row.section, row.sub_label, row.conditions, notes) if p)
+        reason.unit, reason.unit_text = unit, unit_text
+        reason.ambiguity = (f"its value columns are variants ({'; '.join(labels)}), one value each, and the request "
+                            f"names none of them")
+        found.append(reason)
+    for variant, limits in row.variants:
+        plain = roles.variant_kind == "temperature" and variant == default
+        cand = Candidate(page, "table_cell", name if plain else f"{name} {variant}", symbol=row.symbol,
+                         abs_max=abs_max, explicit_fields=True, own_label=own if plain else f"{own} {variant}",
+                         extra_conditions=" ".join(p for p in (row.conditions, variant) if p), line_text=line,
+                         alt_labels=[row.sub_label] if row.sub_label else [])
+        if roles.variant_kind == "part":
+            cand.grades = tuple(variant.split())
+        cand.context = " ".join(p for p in (table_title, row.section, row.sub_label, row.conditions, variant, notes,
+                                            line) if p)
+        cand.unit, cand.unit_text = unit, unit_text
+        cand.min, cand.typical, cand.max = limits.min, limits.typical, limits.max
+        if abs_max and cand.min is None and cand.max is None:
+            cand.typical, cand.max = None, cand.typical  # a rating per part: its maximum
+        cand.printed = list(limits.printed)
+        cand.value_text = " ".join(limits.printed)
+        found.append(cand)
+    return found
 
 
 def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hint: bool) -> list[Candidate]:
