@@ -289,8 +289,9 @@ def _trailing_limits(row: Sequence[str], roles: list[Role | None]) -> dict[int, 
 
 
 def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
-    """The roles a row names when it is a header row (no values, at least two role names or one limit)."""
-    if any(_is_value_cell(c) for c in row if c.strip()):
+    """The roles a row names when it is a header row (no values, at least two role names or one limit). A
+    temperature heading a column ("25°C", "85°C Limit") is no value."""
+    if any(_is_value_cell(c) and not _TEMPERATURE_HEADER.match(c) for c in row if c.strip()):
         return None
     roles = [header_role(c) for c in row]
     _trailing_limits(row, roles)
@@ -350,6 +351,7 @@ def _is_section_row(row: Sequence[str]) -> bool:
 _PART = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
 _TEMPERATURE = re.compile(r"(?:\bT[A-Za-z]{0,4}\s*=\s*)?[-+−–]?\d+(?:\s*°\s*C)?"
                           r"(?:\s*(?:to|\.\.\.?|…|~)\s*[-+−–]?\d+)?\s*°\s*C")
+_TEMPERATURE_HEADER = re.compile(rf"^\s*(?:{_TEMPERATURE.pattern})(?:\s+[A-Za-z.]+)*\s*$")
 _MAX_WORDS = re.compile(r"guarantee|\blimits?\b|\bmax|\bratings?\b", re.IGNORECASE)
 _TYP_WORDS = re.compile(r"\btyp", re.IGNORECASE)
 
@@ -706,7 +708,7 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
         else:
             by_role[Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN] = by_role.pop(Role.VALUE)
     variants, variant_numbers, variant_undecided = _variant_readings(row, roles, by_role, own_name or (
-        parent.name if parent else ""), conditions, symbol or (parent.symbol if parent else ""), previous)
+        parent.name if parent else ""), symbol or (parent.symbol if parent else ""), previous)
     undecided = undecided or variant_undecided
     unit = _row_unit(row, roles, numbers + variant_numbers)
     parent_index = None
@@ -756,7 +758,7 @@ _VariantReadings = tuple[tuple[tuple[str, Limits], ...], list[tuple[int, CellNum
 
 
 def _variant_readings(row: Sequence[str], roles: ColumnRoles, by_role: dict[Role, CellNumber], name: str,
-                      conditions: str, symbol: str, previous: ModelRow | None) -> _VariantReadings:
+                      symbol: str, previous: ModelRow | None) -> _VariantReadings:
     """One reading per variant column holding a number: the header's field (a guaranteed limit is a maximum, a
     minimum when the name or the conditions say so). A Typ column headed by the same temperature joins that
     temperature's reading. Returns the readings, the numbers read and why the fields are unknown, if they are."""
@@ -767,7 +769,8 @@ def _variant_readings(row: Sequence[str], roles: ColumnRoles, by_role: dict[Role
     if len(numbers) == 1 and len(blank) == len(roles.variant_columns) - 1:
         return (), [], None  # one number in a cell merged over every variant column: the row's one value
     field = roles.variant_field
-    bound = _LEADING_BOUND.match(name) or _TRAILING_BOUND.search(conditions)
+    cells = [" ".join(row[i].split()) for i in roles.columns(Role.CONDITIONS) if i < len(row)]
+    bound = _LEADING_BOUND.match(name) or next((m for c in cells if (m := _TRAILING_BOUND.search(c))), None)
     said = None if bound is None else (Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN)
     if said is None and previous is not None and previous.symbol and previous.symbol == symbol and previous.variants:
         # A name wrapped over the rows of one symbol ("Minimum HIGH Level Input" / "Voltage"): the bound its first

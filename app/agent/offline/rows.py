@@ -50,8 +50,14 @@ class Table:
     continued: bool = False  # the table tool says it continues a table from the previous page
 
 
+# Letterlike symbols some fonts print for units: the ohm sign (U+2126) is the Greek Omega units are spelled with,
+# the Kelvin sign (U+212A) a K.
+_LETTERLIKE_UNITS = str.maketrans({"\u2126": "\u03a9", "\u212a": "K"})
+
+
 def _clean_cell(cell: str) -> str:
-    text = latin_lookalikes(cell).replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
+    text = latin_lookalikes(cell).translate(_LETTERLIKE_UNITS)
+    text = text.replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
     text = re.sub(r"\*\*|__|(?<![A-Za-z0-9])_(?=\S)|(?<=\S)_(?![A-Za-z0-9])", "", text)
     text = re.sub(r"^Col\d+$", "", text.strip())
     text = re.sub(r"(\d) \.(\d)", r"\1.\2", text)  # "2 .7V": a text-layer split inside a number
