@@ -500,11 +500,12 @@ CONVENTIONS: tuple[Convention, ...] = (
     ),
     Convention(
         name="part numbers heading value columns",
-        reading="'QX410 | QX420 | QX430' over the value columns: one value per part, never min / typical / max; "
+        reading="'QX410 QX411 | Value QX420 QX421 | QX430' over the value columns: one value per part (or pair of "
+                "parts), never min / typical / max; "
                 "the part the request names picks its column (a rating: its maximum), the others are reported "
                 "beside it, and a value printed once across the columns holds for every part",
         page=Page(tables=((
-            ("Symbol", "Parameter", "QX410", "QX420", "QX430", "Unit"),
+            ("Symbol", "Parameter NPN PNP", "QX410 QX411", "Value QX420 QX421", "QX430", "Unit"),
             ("VRM", "Reverse standoff voltage", "40", "60", "80", "V"),
             ("IFM", "Forward surge current", "", "12", "", "A"),
         ),), titles=("Absolute maximum ratings",)),
