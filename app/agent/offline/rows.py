@@ -463,6 +463,8 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
             while (j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol
                    and _continues_name(_first_cell(rows[j][0], rows[j][1], "parameter"))):
                 j += 1
+        if symbol and j - i == 1:
+            j = _name_over_sub_rows(rows, i, symbol)
         if j - i > 1:
             parts = [_first_cell(r, ro, "parameter").split("\n")[0].strip() for r, ro in rows[i:j]]
             joined = " ".join(dict.fromkeys(p for p in parts if p))
@@ -470,6 +472,21 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
                 labels[i:j] = [joined] * (j - i)
         i = j
     return labels
+
+
+def _name_over_sub_rows(rows: list[tuple[list[str], list[str | None]]], i: int, symbol: str) -> int:
+    """The end of a block of rows of one symbol whose name cell, merged over the block, is printed wrapped over
+    its first lines and leaves the last ones empty ("Maximum Trigger Propagation" / "Delay, A, B or Clear to Q" /
+    "", one row per supply voltage): the name cells are one name. ``i + 1`` when the rows are no such block."""
+    names: list[str] = []
+    j = i
+    while j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
+        names.append(_first_cell(rows[j][0], rows[j][1], "parameter").split("\n")[0].strip())
+        j += 1
+    filled = next((k for k, name in enumerate(names) if not name), len(names))
+    if filled < 2 or filled == len(names) or any(names[filled:]) or len(set(names[:filled])) < filled:
+        return i + 1
+    return j
 
 
 _ASSIGNMENT_START = re.compile(r"^\s*[A-Za-z][A-Za-z0-9]{0,6}\s*[+-]?\s*=")
