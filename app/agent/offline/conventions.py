@@ -512,6 +512,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Reverse standoff voltage", conditions=("QX420",), unit="V", expected=Expected(max=60, unit="V"),
     ),
     Convention(
+        name="part numbers heading value columns, no part requested",
+        reading="a request naming none of the parts that head the value columns is declined, naming the parts: "
+                "each column is one part's value, and which part is meant is not said",
+        page=Page(tables=((
+            ("Symbol", "Parameter NPN PNP", "QX410 QX411", "Value QX420 QX421", "QX430", "Unit"),
+            ("VRM", "Reverse standoff voltage", "40", "60", "80", "V"),
+        ),), titles=("Absolute maximum ratings",)),
+        request="Reverse standoff voltage", unit="V", decline_mentions="variants (QX410 QX411; QX420 QX421; QX430)",
+    ),
+    Convention(
         name="guaranteed limits per temperature",
         reading="'25°C Typ | 25°C Limit | 85°C Limit | 125°C Limit' (or 'TA = -40 to 85°C' under 'Guaranteed "
                 "Limits'): one limit per temperature, a maximum (a minimum when the name starts 'Minimum'), never "
