@@ -21,6 +21,12 @@ follows, and this module is their one home:
   error, offset, tolerance, ripple), and ``N ± T`` is a nominal with its tolerance;
 * the unit column's unit (compound units kept: ``PaRMS``, ``mVpp``, ``ADC counts/(W/m2)``) is the unit of every
   value of its row.
+* header cells naming parts (``BD533 BD534 | Value BD535 BD536 | BD537``) or temperatures (``TA = 25°C |
+  TA = −40 to 85°C | TA = −55 to 125°C``, also when the text layer merged them over the wrong columns) over value
+  columns make those columns variants: one value per variant, never min / typical / max; its field is the
+  header's (a guaranteed limit or rating is a maximum, a minimum when the row's name or conditions say so; else a
+  typical value for parts, undecided for temperatures), a Typ column headed by the same temperature joins that
+  temperature's reading, and one number in a cell merged over every variant column is the row's one value.
 
 Nothing here knows about requests or answers: the reader and the review layer both build on it. What the
 layout leaves undecided is recorded as ``ambiguity`` on the table or the row, never guessed.

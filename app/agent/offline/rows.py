@@ -8,6 +8,10 @@ Two shapes of table carry values in datasheets:
   a row whose roles the layout leaves open becomes a candidate that carries the reason instead of values;
 * matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
   cell, labelled by its row and its column header.
+* characteristic tables whose value columns are variants (parts or temperatures heading them): one candidate per
+  variant, labelled by the row and its variant; a part is the candidate's grade (a request naming another part
+  never reads it, a request naming none reads a row candidate that declines naming the parts), and the 25 °C
+  column answers a request naming no temperature.
 """
 
 from __future__ import annotations
