@@ -21,7 +21,7 @@ follows, and this module is their one home:
   error, offset, tolerance, ripple), and ``N ± T`` is a nominal with its tolerance;
 * the unit column's unit (compound units kept: ``PaRMS``, ``mVpp``, ``ADC counts/(W/m2)``) is the unit of every
   value of its row.
-* header cells naming parts (``BD533 BD534 | Value BD535 BD536 | BD537``) or temperatures (``TA = 25°C |
+* header cells naming parts (``QX410 QX411 | Value QX420 QX421 | QX430``) or temperatures (``TA = 25°C |
   TA = −40 to 85°C | TA = −55 to 125°C``, also when the text layer merged them over the wrong columns) over value
   columns make those columns variants: one value per variant, never min / typical / max; its field is the
   header's (a guaranteed limit or rating is a maximum, a minimum when the row's name or conditions say so; else a
@@ -113,7 +113,7 @@ class ColumnRoles:
     # Per column, the limits a merged header cell names in order ("MIN MAX" -> (MIN, MAX)); () elsewhere.
     # Such a column's role is its first limit, so it counts as a value column.
     merged: tuple[tuple[Role, ...], ...] = ()
-    # Per column, the variant a VARIANT column holds ("BD535 BD536", "TA = -40 to 85°C"); "" elsewhere.
+    # Per column, the variant a VARIANT column holds ("QX420 QX421", "TA = -40 to 85°C"); "" elsewhere.
     variants: tuple[str, ...] = ()
     # What every variant column's number is: MAX (a guaranteed limit, a rating), TYP, or None when the header
     # says neither and the name cannot tell (a row then states the bound it is, else it is left undecided).
@@ -377,7 +377,7 @@ def _numbers_under(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> boo
 
 def _variant_columns(labels: Sequence[str], roles: Sequence[Role | None], below: Sequence[Sequence[str]]
                      ) -> _Variants | None:
-    """Header cells over value columns that name parts ("BD533 BD534 | BD535 BD536 | BD537") or temperatures
+    """Header cells over value columns that name parts ("QX410 QX411 | QX420 QX421 | QX430") or temperatures
     ("TA = 25°C | TA = −40 to 85°C | TA = −55 to 125°C") make those columns variants of every row, one value
     each, never min / typical / max. A temperature header the text layer merged over its columns ("TA = 25°C
     Typ" | "" | "Guaranteed Limits" | "TA = −40 to 85°C TA = −55 to 125°C") gives its temperatures, in order,

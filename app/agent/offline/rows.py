@@ -204,8 +204,8 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
 
 
 def _shared_conditions(model: TableModel) -> list[ModelRow]:
-    """A row printing neither conditions nor a unit beside a row that prints both (``Total Gate Charge | Qg | |
-    - - 210 |`` above ``Gate-Source Charge | Qgs | ID = 20 A, VDS = 400 V | - - 29 | nC``): the conditions and the
+    """A row printing neither conditions nor a unit beside a row that prints both (``Total switch charge | QSW | |
+    - - 88 |`` above ``Switch-source charge | QSS | ID = 9 A, VGS = 10 V | - - 14 | nC``): the conditions and the
     unit cells are merged over both rows and printed on one, so its conditions and unit are the row's too. When both
     neighbours print both, which block the row belongs to is not said, and it keeps none."""
     rows = list(model.rows)
@@ -480,8 +480,8 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
 
 def _name_over_sub_rows(rows: list[tuple[list[str], list[str | None]]], i: int, symbol: str) -> int:
     """The end of a block of rows of one symbol whose name cell, merged over the block, is printed wrapped over
-    its first lines and leaves the last ones empty ("Maximum Trigger Propagation" / "Delay, A, B or Clear to Q" /
-    "", one row per supply voltage): the name cells are one name. ``i + 1`` when the rows are no such block."""
+    its first lines and leaves the last ones empty ("Maximum Latch Release" / "Delay, Set or Reset to Q" / "", one
+    row per supply voltage): the name cells are one name. ``i + 1`` when the rows are no such block."""
     names: list[str] = []
     j = i
     while j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
