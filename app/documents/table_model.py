@@ -21,6 +21,12 @@ follows, and this module is their one home:
   error, offset, tolerance, ripple), and ``N ± T`` is a nominal with its tolerance;
 * the unit column's unit (compound units kept: ``PaRMS``, ``mVpp``, ``ADC counts/(W/m2)``) is the unit of every
   value of its row.
+* header cells naming parts (``QX410 QX411 | Value QX420 QX421 | QX430``) or temperatures (``TA = 25°C |
+  TA = −40 to 85°C | TA = −55 to 125°C``, also when the text layer merged them over the wrong columns) over value
+  columns make those columns variants: one value per variant, never min / typical / max; its field is the
+  header's (a guaranteed limit or rating is a maximum, a minimum when the row's name or conditions say so; else a
+  typical value for parts, undecided for temperatures), a Typ column headed by the same temperature joins that
+  temperature's reading, and one number in a cell merged over every variant column is the row's one value.
 
 Nothing here knows about requests or answers: the reader and the review layer both build on it. What the
 layout leaves undecided is recorded as ``ambiguity`` on the table or the row, never guessed.
@@ -48,6 +54,7 @@ class Role(StrEnum):
     UNIT = "unit"
     VALUE = "value"
     NOTES = "notes"
+    VARIANT = "variant"  # one value column per part, grade or temperature: ``ColumnRoles.variants`` names it
 
 
 LIMIT_ROLES = (Role.MIN, Role.TYP, Role.MAX)
@@ -106,6 +113,12 @@ class ColumnRoles:
     # Per column, the limits a merged header cell names in order ("MIN MAX" -> (MIN, MAX)); () elsewhere.
     # Such a column's role is its first limit, so it counts as a value column.
     merged: tuple[tuple[Role, ...], ...] = ()
+    # Per column, the variant a VARIANT column holds ("QX420 QX421", "TA = -40 to 85°C"); "" elsewhere.
+    variants: tuple[str, ...] = ()
+    # What every variant column's number is: MAX (a guaranteed limit, a rating), TYP, or None when the header
+    # says neither and the name cannot tell (a row then states the bound it is, else it is left undecided).
+    variant_field: Role | None = None
+    variant_kind: str = ""  # "part" or "temperature"
 
     def merged_at(self, column: int) -> tuple[Role, ...]:
         return self.merged[column] if column < len(self.merged) else ()
@@ -118,9 +131,14 @@ class ColumnRoles:
         return self.columns(*VALUE_ROLES)
 
     @property
+    def variant_columns(self) -> list[int]:
+        return self.columns(Role.VARIANT)
+
+    @property
     def characteristic(self) -> bool:
-        """A table of parameters with limits (as opposed to a matrix of variants or a list of pins)."""
-        return bool(self.value_columns) or self.ambiguity is not None
+        """A table of parameters with limits (as opposed to a matrix of variants or a list of pins); variant
+        columns under a header naming them make one too: the header says what each column is."""
+        return bool(self.value_columns) or bool(self.variant_columns) or self.ambiguity is not None
 
 
 @dataclass(frozen=True)
@@ -166,6 +184,8 @@ class ModelRow:
     cells: tuple[str, ...] = ()
     ambiguity: str | None = None
     parent_index: int | None = None  # the row this one continues (a sub-row of a multi-row cell)
+    # Under variant columns: one reading per variant the row prints a number for, in column order.
+    variants: tuple[tuple[str, Limits], ...] = ()
 
     @property
     def is_sub_row(self) -> bool:
@@ -275,8 +295,9 @@ def _trailing_limits(row: Sequence[str], roles: list[Role | None]) -> dict[int, 
 
 
 def _header_roles(row: Sequence[str]) -> list[Role | None] | None:
-    """The roles a row names when it is a header row (no values, at least two role names or one limit)."""
-    if any(_is_value_cell(c) for c in row if c.strip()):
+    """The roles a row names when it is a header row (no values, at least two role names or one limit). A
+    temperature heading a column ("25°C", "85°C Limit") is no value."""
+    if any(_is_value_cell(c) and not _TEMPERATURE_HEADER.match(c) for c in row if c.strip()):
         return None
     roles = [header_role(c) for c in row]
     _trailing_limits(row, roles)
@@ -329,6 +350,96 @@ def _is_section_row(row: Sequence[str]) -> bool:
         return False
     text = filled[0]
     return not _is_value_cell(text) and header_role(text) is None and len(text) <= 80
+
+
+# --- variant columns ----------------------------------------------------------------------------------------------
+
+_PART = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
+_TEMPERATURE = re.compile(r"(?:\bT[A-Za-z]{0,4}\s*=\s*)?[-+−–]?\d+(?:\s*°\s*C)?"
+                          r"(?:\s*(?:to|\.\.\.?|…|~)\s*[-+−–]?\d+)?\s*°\s*C")
+_TEMPERATURE_HEADER = re.compile(rf"^\s*(?:{_TEMPERATURE.pattern})(?:\s+[A-Za-z.]+)*\s*$")
+_MAX_WORDS = re.compile(r"guarantee|\blimits?\b|\bmax|\bratings?\b", re.IGNORECASE)
+_TYP_WORDS = re.compile(r"\btyp", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Variants:
+    columns: dict[int, str]
+    kind: str
+    field: Role | None
+    roles: dict[int, Role]  # other columns the variant header names ("TA = 25°C Typ": a Typ column)
+
+
+def _numbers_under(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> bool:
+    """Whether the rows print numbers under every one of ``columns``."""
+    return all(any(i < len(r) and _is_value_cell(r[i]) for r in rows) for i in columns)
+
+
+def _variant_columns(labels: Sequence[str], roles: Sequence[Role | None], below: Sequence[Sequence[str]]
+                     ) -> _Variants | None:
+    """Header cells over value columns that name parts ("QX410 QX411 | QX420 QX421 | QX430") or temperatures
+    ("TA = 25°C | TA = −40 to 85°C | TA = −55 to 125°C") make those columns variants of every row, one value
+    each, never min / typical / max. A temperature header the text layer merged over its columns ("TA = 25°C
+    Typ" | "" | "Guaranteed Limits" | "TA = −40 to 85°C TA = −55 to 125°C") gives its temperatures, in order,
+    to the value columns it spans that are no Typ column. None when the header names no such variants."""
+    width = len(labels)
+    unit_at = next((i for i, r in enumerate(roles) if r is Role.UNIT), width)
+    parts = {i: " ".join(dict.fromkeys(_PART.findall(labels[i]))) for i in range(unit_at)
+             if roles[i] in (None, Role.VALUE) and _PART.search(labels[i])}
+    if not any(r in LIMIT_ROLES for r in roles) and len(parts) >= 2:
+        columns = sorted(parts)
+        if columns == list(range(columns[0], columns[-1] + 1)) and _numbers_under(below, columns):
+            text = " ".join(labels[i] for i in columns)
+            field = Role.MAX if _MAX_WORDS.search(text) else Role.TYP
+            return _Variants(parts, "part", field, {})
+    first = next((i for i in range(unit_at) if _TEMPERATURE.search(labels[i])), None)
+    if first is None:
+        return None
+    temperatures: list[str] = []
+    targets: list[int] = []
+    other: dict[int, Role] = {}
+    for i in range(first, unit_at):
+        found = [" ".join(t.split()) for t in _TEMPERATURE.findall(labels[i])]
+        rest = _TEMPERATURE.sub(" ", labels[i])
+        for t in found:
+            if not temperatures or temperatures[-1] != t:
+                temperatures.append(t)
+        limit = header_role(rest) if rest.strip() else None
+        if roles[i] in LIMIT_ROLES or limit in LIMIT_ROLES:
+            role = roles[i] if roles[i] in LIMIT_ROLES else limit
+            if role is Role.TYP:
+                other[i] = Role.TYP
+                continue
+            return None  # Min / Max columns under temperatures: a layout of its own, not read here
+        if roles[i] is not None and roles[i] is not Role.VALUE:
+            return None
+        targets.append(i)
+    if len(targets) < 2 or len(temperatures) != len(targets) or not _numbers_under(below, targets):
+        return None
+    text = " ".join(labels[i] for i in targets)
+    field = Role.MAX if _MAX_WORDS.search(text) else (Role.TYP if _TYP_WORDS.search(text) else None)
+    return _Variants(dict(zip(targets, temperatures, strict=True)), "temperature", field, other)
+
+
+def _variant_roles(header: Sequence[Role | None], variants: _Variants, labels: tuple[str, ...], source: RoleSource,
+                   units: tuple[UnitCell | None, ...], merged: tuple[tuple[Role, ...], ...]) -> ColumnRoles:
+    """The roles of a header with variant columns: those columns, the limit columns the variant header names,
+    and the text columns before them (the first unnamed one names the rows, other headed ones hold conditions:
+    "VCC" over "2.0V", "4.5V")."""
+    roles = list(header)
+    for i in variants.columns:
+        roles[i] = Role.VARIANT
+    for i, role in variants.roles.items():
+        roles[i] = role
+    first = min([*variants.columns, *variants.roles])
+    for i in range(first):
+        if roles[i] is None and Role.PARAMETER not in roles:
+            roles[i] = Role.PARAMETER
+        elif roles[i] is None and labels[i]:
+            roles[i] = Role.CONDITIONS
+    names = tuple(variants.columns.get(i, "") for i in range(len(roles)))
+    return ColumnRoles(tuple(roles), source, units, labels=labels, merged=merged, variants=names,
+                       variant_field=variants.field, variant_kind=variants.kind)
 
 
 # --- layout inference -------------------------------------------------------------------------------------------
@@ -522,7 +633,8 @@ def _split_lines(row: Sequence[str], roles: ColumnRoles) -> list[tuple[list[str]
     """A row whose value cells hold several lines each (one per mode or condition): its sub-rows, line by line,
     each with its own label. The name cell may hold the parameter on its first line and one label per sub-row
     below it; single-line cells (the symbol, the unit) belong to every sub-row."""
-    value_lines = [len(row[i].split("\n")) for i in roles.value_columns if row[i].strip()]
+    value_lines = [len(row[i].split("\n")) for i in (*roles.value_columns, *roles.variant_columns)
+                   if row[i].strip()]
     if not value_lines or max(value_lines) < 2 or len(set(value_lines)) != 1:
         return None
     count = value_lines[0]
@@ -570,10 +682,11 @@ _LEADING_BOUND = re.compile(r"^\W*(max|maximum|min|minimum)\b", re.IGNORECASE)
 
 
 def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str, parent: _Parent | None,
-               footnotes: Mapping[str, str], line_label: str = "") -> tuple[ModelRow, _Parent]:
+               footnotes: Mapping[str, str], line_label: str = "", previous: ModelRow | None = None
+               ) -> tuple[ModelRow, _Parent]:
     own_name, marks = split_footnote_marks(_cell(row, roles, Role.PARAMETER))
     symbol = _cell(row, roles, Role.SYMBOL)
-    conditions = " ".join(c for c in (line_label, _cell(row, roles, Role.CONDITIONS)) if c)
+    conditions = " ".join(c for c in (line_label, _conditions(row, roles)) if c)
     numbers: list[tuple[int, CellNumber]] = []
     by_role: dict[Role, CellNumber] = {}
     undecided = None
@@ -600,7 +713,10 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             undecided = "a limit column beside a typical column does not say whether it holds a minimum or a maximum"
         else:
             by_role[Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN] = by_role.pop(Role.VALUE)
-    unit = _row_unit(row, roles, numbers)
+    variants, variant_numbers, variant_undecided = _variant_readings(row, roles, by_role, own_name or (
+        parent.name if parent else ""), symbol or (parent.symbol if parent else ""), previous)
+    undecided = undecided or variant_undecided
+    unit = _row_unit(row, roles, numbers + variant_numbers)
     parent_index = None
     sub_label = ""
     name = own_name
@@ -619,9 +735,81 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
     ambiguity = roles.ambiguity if roles.ambiguity and any(_is_value_cell(c) for c in row) else undecided
     notes = tuple(footnotes[m] for m in marks if m in footnotes)
     model = ModelRow(index, name, symbol, conditions, sub_label, section, None if ambiguity else limits, unit,
-                     notes, marks, tuple(row), ambiguity, parent_index)
+                     notes, marks, tuple(row), ambiguity, parent_index, () if ambiguity else variants)
     next_parent = parent if parent_index is not None else _Parent(index, name, symbol, unit, marks)
     return model, next_parent
+
+
+def _conditions(row: Sequence[str], roles: ColumnRoles) -> str:
+    """The row's conditions cell; under a variant header, every conditions cell, a bare quantity printed under
+    the symbol it sets ("VCC" over "6.0V") as that assignment ("VCC = 6.0V")."""
+    if not roles.variant_columns:
+        return _cell(row, roles, Role.CONDITIONS)
+    parts: list[str] = []
+    for i in roles.columns(Role.CONDITIONS):
+        text = " ".join(row[i].split()) if i < len(row) else ""
+        if not text:
+            continue
+        label = roles.labels[i] if i < len(roles.labels) else ""
+        if _is_value_cell(text) and _SYMBOL.match(label) and len(label.split()) == 1:
+            text = f"{label} = {text}"
+        parts.append(text)
+    return " ".join(dict.fromkeys(parts))
+
+
+_TRAILING_BOUND = re.compile(r"\b(max|maximum|min|minimum)\.?\s*$", re.IGNORECASE)
+
+
+_VariantReadings = tuple[tuple[tuple[str, Limits], ...], list[tuple[int, CellNumber]], str | None]
+
+
+def _variant_readings(row: Sequence[str], roles: ColumnRoles, by_role: dict[Role, CellNumber], name: str,
+                      symbol: str, previous: ModelRow | None) -> _VariantReadings:
+    """One reading per variant column holding a number: the header's field (a guaranteed limit is a maximum, a
+    minimum when the name or the conditions say so). A Typ column headed by the same temperature joins that
+    temperature's reading. Returns the readings, the numbers read and why the fields are unknown, if they are."""
+    numbers = [(i, n) for i in roles.variant_columns if i < len(row) and (n := _number(row[i])) is not None]
+    if not numbers:
+        return (), [], None
+    blank = [i for i in roles.variant_columns if i < len(row) and not row[i].strip()]
+    if len(numbers) == 1 and len(blank) == len(roles.variant_columns) - 1:
+        return (), [], None  # one number in a cell merged over every variant column: the row's one value
+    field = roles.variant_field
+    cells = [" ".join(row[i].split()) for i in roles.columns(Role.CONDITIONS) if i < len(row)]
+    bound = _LEADING_BOUND.match(name) or next((m for c in cells if (m := _TRAILING_BOUND.search(c))), None)
+    said = None if bound is None else (Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN)
+    if said is None and previous is not None and previous.symbol and previous.symbol == symbol and previous.variants:
+        # A name wrapped over the rows of one symbol ("Minimum HIGH Level Input" / "Voltage"): the bound its first
+        # row states holds for the rows under it.
+        first = previous.variants[0][1]
+        said = Role.MIN if first.min is not None and first.max is None else (
+            Role.MAX if first.max is not None and first.min is None else None)
+    if field in (Role.MAX, None) and said is not None:
+        field = said
+    if field is None:
+        return (), numbers, (f"its value columns are variants ({', '.join(v for v in roles.variants if v)}) "
+                             f"whose header does not say whether each holds a typical value or a limit")
+    typical = by_role.get(Role.TYP)
+    typ_label = next((_compact(roles.labels[i]) for i in roles.columns(Role.TYP) if i < len(roles.labels)), "")
+    readings = []
+    for i, number in numbers:
+        variant = roles.variants[i]
+        cells: dict[Role, CellNumber] = {field: number}
+        printed = [" ".join(row[i].split())]
+        if typical is not None and field is not Role.TYP and _compact(variant) in typ_label:
+            cells = {Role.TYP: typical, field: number}
+            printed.insert(0, typical.printed)
+        limits = _limits(cells, name, printed)
+        if number.symmetric and field is Role.MAX and limits is not None:
+            # "±1.0" as a guaranteed limit bounds the magnitude: -1.0 to +1.0.
+            limits = Limits(-number.value, limits.typical, number.value, True, None, tuple(printed))
+        if limits is not None:
+            readings.append((variant, limits))
+    return tuple(readings), numbers, None
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\s=]+", "", text.replace("−", "-").replace("–", "-")).casefold()
 
 
 # --- the table ----------------------------------------------------------------------------------------------------
@@ -657,7 +845,11 @@ def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: Tabl
             labels = tuple(" ".join(dict.fromkeys(" ".join(r[i].split()) for r in header_rows if r[i].strip()))
                            for i in range(width))
             merged = tuple(merged_limits(labels[i]) if header[i] is not None else () for i in range(width))
-            roles = ColumnRoles(tuple(header), source, units, labels=labels, merged=merged)
+            variants = _variant_columns(labels, header, filled[n + len(header_rows):])
+            if variants is not None:
+                roles = _variant_roles(header, variants, labels, source, units, merged)
+            else:
+                roles = ColumnRoles(tuple(header), source, units, labels=labels, merged=merged)
             spans.append((roles, []))
             n += 2 if group else 1
             continue
@@ -697,7 +889,7 @@ def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: Tabl
                 parent, current_section = None, section_name
             for sub, line_label in _split_lines(row, span_roles) or [(list(row), "")]:
                 model, parent = _model_row(len(model_rows), sub, span_roles, section_name, parent, footnotes,
-                                           line_label)
+                                           line_label, model_rows[-1] if model_rows else None)
                 model_rows.append(model)
                 row_roles.append(span_roles)
     overall = next((r for r, span in spans if r is not None and span), roles or ColumnRoles(

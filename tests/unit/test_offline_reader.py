@@ -614,3 +614,32 @@ def test_a_single_value_the_datasheet_calls_the_maximum_is_the_maximum(
     assert read(f"Max. {quantity}") == (None, None, top)
     assert read(f"Maximum {quantity}") == (None, None, top)
     assert read(f"Minimum {quantity}") == (bottom, None, None)
+
+
+WRAPPED_OVER_SUPPLIES = """
+| Sym | Parameter | Cond | VCC | TA = 25°C Typ | | Guaranteed Limits | TA = -40 to 85°C TA = -55 to 125°C | Units |
+|---|---|---|---|---|---|---|---|---|
+| tLD | Maximum Latch Release | | 2.0V | 70 | 150 | 180 | 200 | ns |
+| tLD | Delay, Set or Reset to Q | | 4.5V | 24 | 40 | 48 | 55 | ns |
+| tLD | | | 6.0V | 20 | 31 | 37 | 42 | ns |
+"""
+
+
+def test_a_name_wrapped_over_supply_sub_rows_names_each_of_them() -> None:
+    request = parse_request("Latch release delay, set or reset to Q", "ns", ["VCC = 4.5V", "TA = 25°C"])
+    decision = decide(request, _evidence(WRAPPED_OVER_SUPPLIES))
+    assert _values(decision) == (None, 24.0, 40.0, "ns")
+    hot = decide(parse_request("Latch release delay, set or reset to Q", "ns", ["VCC = 4.5V", "TA = -40 to 85°C"]),
+                 _evidence(WRAPPED_OVER_SUPPLIES))
+    assert _values(hot) == (None, None, 48.0, "ns")
+
+
+def test_an_ohm_sign_in_a_cell_is_the_unit_omega() -> None:
+    markdown = """
+| Symbol | Parameter | Conditions | Typ | Units |
+|---|---|---|---|---|
+| tPW | Output pulse width | CX = 30 pF RX = 2 k\u2126 | 410 | ns |
+| tPW | Output pulse width | CX = 30 pF RX = 20 k\u2126 | 3.9 | us |
+"""
+    decision = decide(parse_request("Output pulse width", "ns", ["CX = 30 pF", "RX = 2 k\u03a9"]), _evidence(markdown))
+    assert _values(decision) == (None, 410.0, None, "ns")

@@ -162,3 +162,53 @@ def test_unit_cells_are_spelled_in_ascii_and_normalised_with_pint(text: str, can
 def test_a_sentence_is_not_a_unit() -> None:
     assert parse_unit_cell("see the timing diagram below for details") is None
     assert parse_unit_cell("12.5") is None
+
+
+def _variants(row):  # noqa: ANN001, ANN202
+    return [(name, (lim.min, lim.typical, lim.max)) for name, lim in row.variants]
+
+
+def test_part_numbers_over_value_columns_are_variants_not_limits() -> None:
+    model = build_table([["Symbol", "Parameter", "QX410 QX411", "Value QX420", "QX430", "Unit"],
+                         ["VRM", "Reverse standoff voltage", "40", "60", "80", "V"],
+                         ["IFM", "Forward surge current", "", "12", "", "A"]])
+    assert model.roles.variant_kind == "part"
+    assert model.roles.variant_columns == [2, 3, 4]
+    standoff = _row(model, "Reverse standoff voltage")
+    assert standoff.limits is None
+    assert _variants(standoff) == [("QX410 QX411", (None, 40, None)), ("QX420", (None, 60, None)),
+                                   ("QX430", (None, 80, None))]
+    assert _row(model, "Forward surge current").variants == ()  # one cell merged over every part's column
+
+
+def test_guaranteed_limits_per_temperature_are_variants_with_their_bound() -> None:
+    # The text layer merged the two header rows: the 25 °C title over Typ and its limit, the group title and the
+    # other temperatures each over a column they do not head.
+    model = build_table([
+        ["Symbol", "Parameter", "Conditions", "VCC", "TA = 25°C Typ", "", "Guaranteed Limits",
+         "TA = -40 to 85°C TA = -55 to 125°C", "Units"],
+        ["IQS", "Maximum Standby Current", "VIN = VCC", "6.0V", "", "4.0", "40", "80", "uA"],
+        ["VRL", "Minimum Release Level", "", "2.0V", "", "1.5", "1.5", "1.5", "V"],
+        ["VRL", "Voltage", "", "4.5V", "", "3.15", "3.15", "3.15", "V"],
+        ["ISC", "Short Circuit Current", "VO = 0 V", "5.0V", "12", "±20", "±25", "±30", "mA"],
+    ])
+    roles = model.roles
+    assert roles.variant_kind == "temperature" and roles.variant_field is Role.MAX
+    assert [roles.variants[i] for i in roles.variant_columns] == ["TA = 25°C", "TA = -40 to 85°C", "TA = -55 to 125°C"]
+    standby = _row(model, "Maximum Standby Current")
+    assert standby.conditions == "VIN = VCC VCC = 6.0V"
+    assert _variants(standby) == [("TA = 25°C", (None, None, 4.0)), ("TA = -40 to 85°C", (None, None, 40)),
+                                  ("TA = -55 to 125°C", (None, None, 80))]
+    # A name wrapped over the rows of one symbol keeps the bound its first row states.
+    assert _variants(_row(model, "Voltage"))[0] == ("TA = 25°C", (3.15, None, None))
+    # The typical value printed for 25 °C joins that column's reading; "±25" as a limit bounds the magnitude.
+    assert _variants(_row(model, "Short Circuit Current"))[:2] == [("TA = 25°C", (-20, 12, 20)),
+                                                                   ("TA = -40 to 85°C", (-25, None, 25))]
+
+
+def test_temperature_columns_without_a_field_leave_rows_undecided() -> None:
+    model = build_table([["Symbol", "Parameter", "25°C", "85°C", "Units"],
+                         ["RDS", "Switch resistance", "1.1", "1.6", "Ω"]])
+    row = _row(model, "Switch resistance")
+    assert row.variants == () and row.limits is None
+    assert "variants" in row.ambiguity

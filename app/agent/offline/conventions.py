@@ -498,4 +498,64 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Latch transfer delay", conditions=("VCC = 3.3V",), unit="ns",
         decline_mentions="matches the request too weakly",
     ),
+    Convention(
+        name="part numbers heading value columns",
+        reading="'QX410 QX411 | Value QX420 QX421 | QX430' over the value columns: one value per part (or pair of "
+                "parts), never min / typical / max; "
+                "the part the request names picks its column (a rating: its maximum), the others are reported "
+                "beside it, and a value printed once across the columns holds for every part",
+        page=Page(tables=((
+            ("Symbol", "Parameter NPN PNP", "QX410 QX411", "Value QX420 QX421", "QX430", "Unit"),
+            ("VRM", "Reverse standoff voltage", "40", "60", "80", "V"),
+            ("IFM", "Forward surge current", "", "12", "", "A"),
+        ),), titles=("Absolute maximum ratings",)),
+        request="Reverse standoff voltage", conditions=("QX420",), unit="V", expected=Expected(max=60, unit="V"),
+    ),
+    Convention(
+        name="part numbers heading value columns, no part requested",
+        reading="a request naming none of the parts that head the value columns is declined, naming the parts: "
+                "each column is one part's value, and which part is meant is not said",
+        page=Page(tables=((
+            ("Symbol", "Parameter NPN PNP", "QX410 QX411", "Value QX420 QX421", "QX430", "Unit"),
+            ("VRM", "Reverse standoff voltage", "40", "60", "80", "V"),
+        ),), titles=("Absolute maximum ratings",)),
+        request="Reverse standoff voltage", unit="V", decline_mentions="variants (QX410 QX411; QX420 QX421; QX430)",
+    ),
+    Convention(
+        name="guaranteed limits per temperature",
+        reading="'25°C Typ | 25°C Limit | 85°C Limit | 125°C Limit' (or 'TA = -40 to 85°C' under 'Guaranteed "
+                "Limits'): one limit per temperature, a maximum (a minimum when the name starts 'Minimum'), never "
+                "min / typical / max; the requested temperature picks its column",
+        page=Page(tables=((
+            ("Sym", "Parameter", "VCC", "25°C Typ", "25°C Limit", "85°C Limit", "125°C Limit", "Units"),
+            ("IQS", "Maximum Standby Current", "6.0V", "2", "6.0", "60", "120", "uA"),
+            ("VTH", "Minimum Release Level", "4.5V", "3.4", "3.2", "3.1", "3.0", "V"),
+        ),)),
+        request="Standby current", conditions=("VCC = 6.0V", "TA = 85°C"), unit="uA",
+        expected=Expected(max=60, unit="uA"),
+    ),
+    Convention(
+        name="guaranteed limits per temperature, no temperature requested",
+        reading="a request naming no temperature reads the 25 °C column of per-temperature guaranteed limits, with "
+                "the typical value printed for 25 °C",
+        page=Page(tables=((
+            ("Sym", "Parameter", "VCC", "25°C Typ", "25°C Limit", "85°C Limit", "125°C Limit", "Units"),
+            ("IQS", "Maximum Standby Current", "6.0V", "2", "6.0", "60", "120", "uA"),
+            ("VTH", "Minimum Release Level", "4.5V", "3.4", "3.2", "3.1", "3.0", "V"),
+        ),)),
+        request="Release level", conditions=("VCC = 4.5V",), unit="V",
+        expected=Expected(min=3.2, typical=3.4, unit="V"),
+    ),
+    Convention(
+        name="conditions and unit merged over a block of rows",
+        reading="a row printing neither conditions nor a unit next to a row printing both (the cells merged over "
+                "the block, printed on one row of it) is measured under those conditions, in that unit",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min.", "Typ.", "Max.", "Unit"),
+            ("Total switch charge", "QSW", "", "-", "-", "88", ""),
+            ("Switch-source charge", "QSS", "ID = 9 A, VGS = 10 V", "-", "-", "14", "nC"),
+            ("Switch-drain charge", "QSD", "", "-", "-", "41", ""),
+        ),)),
+        request="Total switch charge", conditions=("VGS = 10 V",), unit="nC", expected=Expected(max=88, unit="nC"),
+    ),
 )

@@ -8,6 +8,10 @@ Two shapes of table carry values in datasheets:
   a row whose roles the layout leaves open becomes a candidate that carries the reason instead of values;
 * matrix tables (models down, quantities across, or 12 V / 24 V variants across): one candidate per numeric
   cell, labelled by its row and its column header.
+* characteristic tables whose value columns are variants (parts or temperatures heading them): one candidate per
+  variant, labelled by the row and its variant; a part is the candidate's grade (a request naming another part
+  never reads it, a request naming none reads a row candidate that declines naming the parts), and the 25 °C
+  column answers a request naming no temperature.
 """
 
 from __future__ import annotations
@@ -50,8 +54,14 @@ class Table:
     continued: bool = False  # the table tool says it continues a table from the previous page
 
 
+# Letterlike symbols some fonts print for units: the ohm sign (U+2126) is the Greek Omega units are spelled with,
+# the Kelvin sign (U+212A) a K.
+_LETTERLIKE_UNITS = str.maketrans({"\u2126": "\u03a9", "\u212a": "K"})
+
+
 def _clean_cell(cell: str) -> str:
-    text = latin_lookalikes(cell).replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
+    text = latin_lookalikes(cell).translate(_LETTERLIKE_UNITS)
+    text = text.replace("<br>", "\n").replace("<br/>", "\n").replace("\\|", "|")
     text = re.sub(r"\*\*|__|(?<![A-Za-z0-9])_(?=\S)|(?<=\S)_(?![A-Za-z0-9])", "", text)
     text = re.sub(r"^Col\d+$", "", text.strip())
     text = re.sub(r"(\d) \.(\d)", r"\1.\2", text)  # "2 .7V": a text-layer split inside a number
@@ -146,7 +156,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
             _typical_by_note(cand, notes)
         return found, model
     heading = quantity_heading(table.title) or quantity_heading(table.caption)
-    model_rows = list(model.rows)
+    model_rows = _shared_conditions(model)
     data = []
     for k, row in enumerate(model_rows):
         names = _role_names(model.row_roles[k])
@@ -170,13 +180,18 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
                                      " ".join(dict.fromkeys(x for x in roles.labels if x)), row.section) if p)
         abs_max = _under_abs_max(abs_max_hint, row.section, roles.labels)
         found: list[Candidate] = []
-        limit = _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
+        limit = None if row.variants else _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
         if limit is not None:
             found.append(limit)
+        if row.variants:
+            found.extend(_variant_candidates(table.page, row, roles, table.title, abs_max, labels[k]))
+        elif roles.variant_columns:
+            # One number in a cell merged over every variant column: the row's value, for every variant.
+            names = ["value" if n == "variant" and row.cells[i].strip() else n for i, n in enumerate(names)]
         found.extend(_row_candidates(table.page, list(row.cells), names, column_labels, unit_columns, title,
                                      abs_max, labels[k] or (row.name if row.is_sub_row else None)))
         for cand in found:
-            cand.grades = grades[k]
+            cand.grades = cand.grades or grades[k]  # a variant column's part is its grade
             # A section row ("COMPARATOR", "Power Stage") names what the rows under it are about.
             cand.heading = " ".join(p for p in (heading, row.section) if p)
             if cand is not limit:  # the limit candidate's context holds the notes already
@@ -186,6 +201,31 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
         if limit is not None and limit.unit is None and not limit.ambiguity:
             candidates.extend(_block_unit_readings(limit, _units_around(model, k)))
     return candidates, model
+
+
+def _shared_conditions(model: TableModel) -> list[ModelRow]:
+    """A row printing neither conditions nor a unit beside a row that prints both (``Total switch charge | QSW | |
+    - - 88 |`` above ``Switch-source charge | QSS | ID = 9 A, VGS = 10 V | - - 14 | nC``): the conditions and the
+    unit cells are merged over both rows and printed on one, so its conditions and unit are the row's too. When both
+    neighbours print both, which block the row belongs to is not said, and it keeps none."""
+    rows = list(model.rows)
+
+    def cell(k: int, role: Role) -> str:
+        roles = model.row_roles[k]
+        return " ".join(rows[k].cells[i] for i in roles.columns(role) if i < len(rows[k].cells)).strip()
+
+    for k, row in enumerate(model.rows):
+        roles = model.row_roles[k]
+        if (row.is_sub_row or row.conditions or not roles.columns(Role.CONDITIONS) or not roles.columns(Role.UNIT)
+                or cell(k, Role.UNIT)):
+            continue
+        sharing = [j for j in (k - 1, k + 1) if 0 <= j < len(rows) and model.row_roles[j] is roles
+                   and model.rows[j].section == row.section and not model.rows[j].is_sub_row
+                   and cell(j, Role.CONDITIONS) and cell(j, Role.UNIT)]
+        if len(sharing) == 1:
+            shared = model.rows[sharing[0]]
+            rows[k] = replace(row, conditions=shared.conditions, unit=row.unit or shared.unit)
+    return rows
 
 
 def _units_around(model: TableModel, k: int) -> tuple[Unit, ...]:
@@ -305,6 +345,52 @@ def _limit_candidate(page: int, row: ModelRow, roles: ColumnRoles, title: str, a
     return cand
 
 
+def _variant_candidates(page: int, row: ModelRow, roles: ColumnRoles, table_title: str, abs_max: bool,
+                        wrapped_label: str | None) -> list[Candidate]:
+    """One candidate per variant column of a row (a part, a grade or a temperature heading the column), labelled
+    by the row and its variant, and all siblings of one line. Parts: each candidate is that part's grade, and a
+    row candidate that carries the reason answers a request naming none of them (the reader declines). Per
+    temperature: the first column at 25 °C (else the first column) is the row's reading when no temperature is
+    asked for, the others are named by their temperature."""
+    name = (wrapped_label or row.name).strip()
+    own = row.name if not row.is_sub_row else f"{row.name} {row.sub_label}".strip()
+    labels = [v for v in roles.variants if v]
+    default = next((v for v in labels if re.search(r"(?<![\d.])\+?25\s*°", v)), labels[0])
+    unit = reader_unit(row.unit)
+    unit_text = row.unit.printed if row.unit and unit else (unit.canonical if unit else None)
+    notes = " ".join(row.notes)
+    line = " ".join(dict.fromkeys(c.replace("\n", " ") for c in row.cells if c))
+    found: list[Candidate] = []
+    if roles.variant_kind == "part":
+        reason = Candidate(page, "table_row", name, symbol=row.symbol, abs_max=abs_max, own_label=own,
+                           explicit_fields=True,
+                           extra_conditions=row.conditions, line_text=line,
+                           alt_labels=[row.sub_label] if row.sub_label else [])
+        reason.context = " ".join(p for p in (table_title, row.section, row.sub_label, row.conditions, notes) if p)
+        reason.unit, reason.unit_text = unit, unit_text
+        reason.ambiguity = (f"its value columns are variants ({'; '.join(labels)}), one value each, and the request "
+                            f"names none of them")
+        found.append(reason)
+    for variant, limits in row.variants:
+        plain = roles.variant_kind == "temperature" and variant == default
+        cand = Candidate(page, "table_cell", name if plain else f"{name} {variant}", symbol=row.symbol,
+                         abs_max=abs_max, explicit_fields=True, own_label=own if plain else f"{own} {variant}",
+                         extra_conditions=" ".join(p for p in (row.conditions, variant) if p), line_text=line,
+                         alt_labels=[row.sub_label] if row.sub_label else [])
+        if roles.variant_kind == "part":
+            cand.grades = tuple(variant.split())
+        cand.context = " ".join(p for p in (table_title, row.section, row.sub_label, row.conditions, variant, notes,
+                                            line) if p)
+        cand.unit, cand.unit_text = unit, unit_text
+        cand.min, cand.typical, cand.max = limits.min, limits.typical, limits.max
+        if abs_max and cand.min is None and cand.max is None:
+            cand.typical, cand.max = None, cand.typical  # a rating per part: its maximum
+        cand.printed = list(limits.printed)
+        cand.value_text = " ".join(limits.printed)
+        found.append(cand)
+    return found
+
+
 def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hint: bool) -> list[Candidate]:
     """A table without limit columns: variants across (12 V / 24 V models), quantities down, or the reverse."""
     width = max(len(r) for r in rows)
@@ -381,6 +467,8 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
             while (j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol
                    and _continues_name(_first_cell(rows[j][0], rows[j][1], "parameter"))):
                 j += 1
+        if symbol and j - i == 1:
+            j = _name_over_sub_rows(rows, i, symbol)
         if j - i > 1:
             parts = [_first_cell(r, ro, "parameter").split("\n")[0].strip() for r, ro in rows[i:j]]
             joined = " ".join(dict.fromkeys(p for p in parts if p))
@@ -388,6 +476,21 @@ def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str 
                 labels[i:j] = [joined] * (j - i)
         i = j
     return labels
+
+
+def _name_over_sub_rows(rows: list[tuple[list[str], list[str | None]]], i: int, symbol: str) -> int:
+    """The end of a block of rows of one symbol whose name cell, merged over the block, is printed wrapped over
+    its first lines and leaves the last ones empty ("Maximum Latch Release" / "Delay, Set or Reset to Q" / "", one
+    row per supply voltage): the name cells are one name. ``i + 1`` when the rows are no such block."""
+    names: list[str] = []
+    j = i
+    while j < len(rows) and _first_cell(rows[j][0], rows[j][1], "symbol") == symbol:
+        names.append(_first_cell(rows[j][0], rows[j][1], "parameter").split("\n")[0].strip())
+        j += 1
+    filled = next((k for k, name in enumerate(names) if not name), len(names))
+    if filled < 2 or filled == len(names) or any(names[filled:]) or len(set(names[:filled])) < filled:
+        return i + 1
+    return j
 
 
 _ASSIGNMENT_START = re.compile(r"^\s*[A-Za-z][A-Za-z0-9]{0,6}\s*[+-]?\s*=")
