@@ -11,9 +11,9 @@ import re
 
 from app.agent.offline.candidates import (
     ABS_MAX_TITLE,
-    SECTION_TITLE,
     Candidate,
     from_reading,
+    is_section_title,
     limit_in_parentheses,
     limit_leading,
 )
@@ -282,7 +282,7 @@ def abs_max_line_numbers(lines: list[str]) -> set[int]:
     inside = False
     found: set[int] = set()
     for idx, line in enumerate(lines):
-        if len(line) < 80 and SECTION_TITLE.search(line):
+        if is_section_title(line):
             inside = bool(ABS_MAX_TITLE.search(line))
         if inside:
             found.add(idx)
