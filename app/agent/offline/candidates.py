@@ -18,7 +18,7 @@ NUMERIC_ROLES = ("min", "typical", "max")
 ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|esd\s*ratings?", re.IGNORECASE)
 SECTION_TITLE = re.compile(
     r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|esd\s*ratings?|electrical\s*(?:/\s*optical\s*)?characteristics|"
-    r"recommended\s*operat(?:ing|ion)|"
+    r"recommended\s*operat(?:ing|ion)|operating\s*ratings?|"
     r"operat(?:ing|ion)\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
     r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
     r"temperature\s*characteristics",
