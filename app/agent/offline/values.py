@@ -149,6 +149,12 @@ def _read_values(text: str) -> list[Reading]:
                 continue
             taken.append((start, end))
             readings.append(reading)
+    for reading in readings:
+        if scan[reading.start:reading.end] != text[reading.start:reading.end] and re.search(
+                r"[+\-−–]\s\d", text[max(0, reading.start - 1):reading.end]):
+            # A moved sign: the printed value starts at the sign, one place to the left.
+            reading.start -= 1 if scan[reading.start] != text[reading.start] else 0
+            reading.text = text[reading.start:reading.end]
     readings.sort(key=lambda r: r.start)
     _units_pint_knows(readings, text)
     _share_units(readings, text)
