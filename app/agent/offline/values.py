@@ -125,7 +125,7 @@ def read_values(text: str) -> list[Reading]:
 
 
 _DOT_LEADER = re.compile(r"\.{4,}")
-_DETACHED_SIGN = re.compile(r"(?P<lead>^\s*|\s{3,}|\bto\s|[(:=]\s?)(?P<sign>[+\-−–])\s(?=\d)")
+_DETACHED_SIGN = re.compile(r"(?P<lead>\.{4,}\s?|\bto\s|=\s?)(?P<sign>[+\-−–])\s(?=\d)")
 _NOTE_REFERENCE = re.compile(r"\b(?:notes?|footnote)\s*$", re.IGNORECASE)
 
 
@@ -135,10 +135,10 @@ def _read_values(text: str) -> list[Reading]:
     readings: list[Reading] = []
     # A dot leader ("Weight ........ 19 g") only joins a name to its value; blanked to spaces of the same
     # length, it no longer glues to the number and every span still indexes the original text.
-    scan = _DOT_LEADER.sub(lambda m: " " * len(m.group(0)), text)
-    # "VDD....- 0.3V to + 3.6V": a sign set apart from its number, where no number precedes it that it could
-    # subtract from, is moved next to the number (same length, so spans still index the original text).
-    scan = _DETACHED_SIGN.sub(lambda m: f"{m.group('lead')} {m.group('sign')}", scan)
+    # "VDD....- 0.3V to + 3.6V": a sign set apart from its number right after a dot leader, "to" or "=" (where it
+    # subtracts from nothing) is moved next to the number (same length, so spans still index the original text).
+    scan = _DETACHED_SIGN.sub(lambda m: f"{m.group('lead')} {m.group('sign')}", text)
+    scan = _DOT_LEADER.sub(lambda m: " " * len(m.group(0)), scan)
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(scan):
             start, end = match.span()
