@@ -116,3 +116,23 @@ def test_a_condition_the_whole_table_meets_tells_no_row_apart() -> None:
     assert _met_by_table_only(query, Scored(in_context, 1.0, 1.0, 1.3))
     assert not _met_by_table_only(query, Scored(in_own_row, 1.0, 1.0, 1.3))
     assert not _met_by_table_only(query, Scored(in_context, 1.0, 0.5, 1.1))
+
+
+def test_an_absolute_maximum_request_names_the_quantity_without_its_qualifier_words() -> None:
+    for name in ("Absolute maximum supply voltage", "Abs. max. supply voltage", "Supply voltage, absolute maximum",
+                 "Maximum supply voltage rating", "Maximum rating of supply voltage"):
+        query = parse_request(name, "V")
+        assert query.wants_abs_max, name
+        assert query.core.casefold() == "supply voltage", name
+    plain = parse_request("Maximum supply voltage", "V")
+    assert not plain.wants_abs_max and plain.wants_field == "max"
+    assert ("ESD", 0.9) in parse_request("ESD rating").weighted_phrases
+
+
+def test_a_line_opening_with_a_section_title_is_one_however_long_and_a_sentence_is_not() -> None:
+    from app.agent.offline.candidates import is_section_title
+
+    assert is_section_title("MAXIMUM RATINGS (Full operating ambient temperature range applies, unless otherwise "
+                            "noted.)")
+    assert is_section_title("6.2 ESD Ratings")
+    assert not is_section_title("Distributors for availability and specifications.")

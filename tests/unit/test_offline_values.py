@@ -157,3 +157,19 @@ def test_a_prefix_spaced_from_bytes_is_part_of_the_unit() -> None:
 def test_a_resistance_prefix_spaced_from_ohm_is_part_of_the_unit() -> None:
     assert _one("a bleeder of 3.9K Ohm or larger") == (None, 3.9, None, "kohm")
     assert _one("6.8 k ohms") == (None, 6.8, None, "kohm")
+
+
+@pytest.mark.parametrize(("text", "low", "high"), [
+    ("VDD............................- 0.3V to + 3.6V", -0.3, 3.6),
+    ("Supply voltages VDD .... - 0.3V to + 3.6V", -0.3, 3.6),
+    ("VI.................................. - 0.3V to 5.25V", -0.3, 5.25),
+])
+def test_a_sign_printed_apart_from_its_number_is_its_sign(text: str, low: float, high: float) -> None:
+    reading = read_values(text)[0]
+    assert (reading.kind, reading.min, reading.max) == ("range", low, high)
+    assert reading.text in text  # still the printed text
+
+
+def test_a_dash_between_two_numbers_or_after_a_colon_stays_no_sign() -> None:
+    assert [r.typical for r in read_values("5 - 3 V")] == [5.0, 3.0]
+    assert [r.typical for r in read_values("Wide bandwidth: - 2 MHz (typical)")] == [2.0]

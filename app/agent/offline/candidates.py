@@ -13,15 +13,35 @@ from app.agent.offline.values import Reading
 from app.units import Unit
 
 NUMERIC_ROLES = ("min", "typical", "max")
-ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings", re.IGNORECASE)
+# ESD ratings (human body, charged device, machine model) are the most a pin takes, like the absolute maximum ratings
+# they are often printed beside.
+ABS_MAX_TITLE = re.compile(r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|esd\s*ratings?", re.IGNORECASE)
 SECTION_TITLE = re.compile(
-    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|electrical\s*(?:/\s*optical\s*)?characteristics|"
-    r"recommended\s*operat(?:ing|ion)|"
+    r"absolute\s*max(imum)?\s*ratings?|maximum\s*ratings|esd\s*ratings?|electrical\s*(?:/\s*optical\s*)?characteristics|"
+    r"recommended\s*operat(?:ing|ion)|operating\s*ratings?|"
     r"operat(?:ing|ion)\s*conditions|dc\s*characteristics|ac\s*characteristics|switching\s*characteristics|"
     r"timing\s*(characteristics|requirements)|features|specifications|thermal\s*characteristics|"
     r"temperature\s*characteristics",
     re.IGNORECASE,
 )
+
+# A long line can still be a section's title when the title leads it and the rest only says where the section
+# applies: "MAXIMUM RATINGS (Full operating ambient temperature range applies, unless otherwise noted.)".
+_LEADING_TITLE = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s*)?(?:" + SECTION_TITLE.pattern + r")\s*"
+                            r"(?:$|[(\[:,]|\b(?:at|over|for|unless|of|with|in)\b)", re.IGNORECASE)
+SECTION_TITLE_CHARS = 80
+
+
+def is_section_title(line: str) -> bool:
+    """Whether a line titles a section: a short line naming one, or a line that opens with the title and goes on
+    with where the section applies."""
+    if _LEADING_TITLE.match(line):
+        return True
+    # A short line that names a section inside a sentence ("Distributors for availability and specifications.")
+    # is prose running on, not a title.
+    sentence = line.rstrip().endswith(".") and len(line.split()) >= 4
+    return len(line) < SECTION_TITLE_CHARS and not sentence and bool(SECTION_TITLE.search(line))
+
 
 _LIMIT_LEADING_NAME = re.compile(r"^\W*(max|maximum|min|minimum)\b", re.IGNORECASE)
 

@@ -558,4 +558,79 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Total switch charge", conditions=("VGS = 10 V",), unit="nC", expected=Expected(max=88, unit="nC"),
     ),
+    Convention(
+        name="a ratings title with a remark after it",
+        reading="'MAXIMUM RATINGS (Full operating ambient temperature range applies, unless otherwise noted.)' is "
+                "the ratings' title though the line is long: a single value under it is the rating, a maximum, "
+                "and 'Maximum cathode voltage' asks for it rather than the top of the recommended range",
+        page=Page(tables=(
+            (("Rating", "Symbol", "Value", "Unit"),
+             ("Cathode voltage", "VKA", "37", "V"),
+             ("Cathode current", "IK", "150", "mA")),
+            (("Condition", "Symbol", "Min", "Max", "Unit"),
+             ("Cathode voltage", "VKA", "3", "36", "V"),
+             ("Cathode current", "IK", "1", "100", "mA")),
+        ), titles=("MAXIMUM RATINGS (Full operating ambient temperature range applies, unless otherwise noted.)",
+                   "RECOMMENDED OPERATING CONDITIONS")),
+        request="Maximum cathode voltage", unit="V", expected=Expected(max=37, unit="V"),
+    ),
+    Convention(
+        name="a sentence naming a section does not end the ratings",
+        reading="a line of prose under the ratings' title that happens to say 'specifications' or 'characteristics' "
+                "is no section title: the ratings below it are still ratings, and their single values maxima",
+        page=Page(prose=(
+            "Absolute Maximum Ratings", "Please contact the sales office for availability and specifications.",
+            "Input Voltage 35V", "ESD Susceptibility 1kV", "Electrical Characteristics",
+        )),
+        request="ESD susceptibility", unit="kV", expected=Expected(max=1, unit="kV"),
+    ),
+    Convention(
+        name="an absolute maximum request names the quantity",
+        reading="'Absolute maximum supply voltage' asks for the supply voltage among the absolute maximum ratings: "
+                "the qualifier words are not part of the name, so the row naming the supply voltage and the "
+                "requested reference answers, even where the page prints the ratings under no title",
+        page=Page(prose=("Stresses beyond these limits may irreversibly damage the chip.",), tables=(
+            (("Symbol", "Name", "Minimum", "Maximum", "Unit"),
+             ("VCC", "Supply rail voltage, reference to GND pin", "-0.5", "6.5", "V"),
+             ("TA", "Ambient temperature while operating", "-40", "85", "°C")),
+            (("Symbol", "Name", "Minimum", "Typical", "Maximum", "Unit"),
+             ("VCC", "Supply rail voltage", "4.5", "5", "5.5", "V"),
+             ("ICC", "Supply current", "", "12", "30", "mA")),
+        ), titles=("", "DC characteristics")),
+        request="Absolute maximum supply voltage", conditions=("reference to GND pin",), unit="V",
+        expected=Expected(min=-0.5, max=6.5, unit="V"),
+    ),
+    Convention(
+        name="a rating's parts listed between its name and its value",
+        reading="'Maximum Input Voltage (VIN to GND)' over lines that only list part numbers ('QX100-ADJ, "
+                "QX100-1.8,') and then the value: the parts say which parts the rating applies to, the name is "
+                "the line above them; 'Operating Ratings' starts another section",
+        page=Page(prose=(
+            "Absolute Maximum Ratings", "Maximum Input Voltage (VIN to GND)", "QX100-ADJ, QX100-1.8,",
+            "QX100-3.3, QX100-5.0,", "QX100I-ADJ", "20V", "Operating Ratings", "Input Voltage (VIN to GND)",
+            "QX100-ADJ, QX100-1.8,", "QX100-3.3, QX100-5.0,", "QX100I-ADJ", "15V",
+        )),
+        request="Absolute maximum input voltage", unit="V", expected=Expected(max=20, unit="V"),
+    ),
+    Convention(
+        name="a dot-leader rating with signs apart from the numbers",
+        reading="'VDD.........- 0.3V to + 3.6V' under 'Supply voltages' among the absolute maximum ratings: the "
+                "signs printed apart belong to the numbers, the range is the rating's minimum and maximum",
+        page=Page(prose=(
+            "ABSOLUTE MAXIMUM RATINGS", "Supply voltages", "VDD............................- 0.3V to + 3.6V",
+            "Input voltage", "VI.................................. - 0.3V to 5.25V",
+        )),
+        request="Absolute maximum supply voltage", unit="V", expected=Expected(min=-0.3, max=3.6, unit="V"),
+    ),
+    Convention(
+        name="an ESD rating per model",
+        reading="'ESD rating, human body model' names the quantity rated (ESD) and which model: the row of the ESD "
+                "ratings table for the human body model (HBM) answers, its value a maximum",
+        page=Page(tables=((
+            ("", "", "", "MAX", "UNIT"),
+            ("V(ESD)", "Electrostatic discharge", "Human body model (HBM), per JS-001", "2500", "V"),
+            ("V(ESD)", "Electrostatic discharge", "Charged device model (CDM), per JS-002", "1000", "V"),
+        ),), titles=("ESD Ratings",)),
+        request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=2500, unit="V"),
+    ),
 )

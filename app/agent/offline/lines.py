@@ -11,9 +11,9 @@ import re
 
 from app.agent.offline.candidates import (
     ABS_MAX_TITLE,
-    SECTION_TITLE,
     Candidate,
     from_reading,
+    is_section_title,
     limit_in_parentheses,
     limit_leading,
 )
@@ -49,7 +49,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         following = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
         # Text printed just above a caption belongs to the plot it captions (axis labels, legends).
         caption = bool(_CAPTION.match(line) or _CAPTION.match(following))
-        nearby = " ".join(lines[max(0, idx - 3):idx])
+        # "Maximum Input Voltage" over "LM1117-ADJ, LM1117-1.8," ... "LM1117I-5.0" over "20V": the parts listed
+        # between a rating's name and its value say which parts it applies to, so the name is read past them.
+        nearby = " ".join(lines[max(0, min(idx - 3, _parts_above(lines, idx) - 1)):idx])
         heading = _heading_above(lines, idx)
         limit_above = limit_in_parentheses([_label_above(lines, idx)])
         line_cands: list[Candidate] = []
@@ -71,6 +73,8 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
+            if _parts_above(lines, idx) < idx:
+                cand.context = f"{cand.context} {nearby}"  # the rating's name and conditions above its parts
             if unit_cell is not None:
                 cand.unit, cand.unit_text = unit_cell, previous
                 if re.fullmatch(r"\(.*\)", following):
@@ -186,11 +190,30 @@ def _label_above(lines: list[str], idx: int) -> str:
     return ""
 
 
+_PART_NAME = r"[A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]+)*"
+_PART_LIST = re.compile(rf"^\s*{_PART_NAME}(?:\s*[,/&]?\s*{_PART_NAME})*\s*,?\s*$")
+
+
+def part_list(line: str) -> bool:
+    """A line that only lists part numbers ("LM1117-ADJ, LM1117-1.8,"): which parts the row above applies to."""
+    return bool(_PART_LIST.match(line))
+
+
+def _parts_above(lines: list[str], idx: int) -> int:
+    """The index of the first line of the run of part-number lines just above (and including) ``idx - 1``."""
+    start = idx
+    while start > 0 and part_list(lines[start - 1]):
+        start -= 1
+    return start
+
+
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
     """The nearest short title line above a line ("PWM control input signal" over its bullet list): it names
-    what the bullets below it are about."""
+    what the bullets below it are about. Lines that only list the parts a rating applies to are not titles."""
     for back in range(idx - 1, max(-1, idx - reach - 1), -1):
         text = lines[back].strip()
+        if part_list(text):
+            continue
         if (4 <= len(text) <= 60 and text[0].isalpha() and text[0].isupper() and not text.endswith((".", ",", ":"))
                 and not read_values(text) and len(text.split()) <= 8):
             return text
@@ -282,7 +305,7 @@ def abs_max_line_numbers(lines: list[str]) -> set[int]:
     inside = False
     found: set[int] = set()
     for idx, line in enumerate(lines):
-        if len(line) < 80 and SECTION_TITLE.search(line):
+        if is_section_title(line):
             inside = bool(ABS_MAX_TITLE.search(line))
         if inside:
             found.add(idx)

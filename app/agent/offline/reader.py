@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from app.agent.offline.candidates import ABS_MAX_TITLE, SECTION_TITLE, Candidate
+from app.agent.offline.candidates import ABS_MAX_TITLE, Candidate, is_section_title
 from app.agent.offline.lines import (
     abs_max_line_numbers,
     block_pair_candidates,
@@ -460,6 +460,10 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         total += 0.15 if cand.abs_max else -0.5
     elif cand.abs_max and query.wants_field != "max":
         total -= 0.2  # an absolute maximum rating is a maximum, so "Maximum collector current" may mean it
+    elif cand.abs_max:
+        # "Maximum cathode voltage": the most the part takes is its rating, not the top of the range it is
+        # recommended to work in.
+        total += 0.1
     if not cand.aligned:
         total -= 0.1
         notes.append("multi-line cell: values paired with conditions by line order")
@@ -563,7 +567,7 @@ def _table_candidates_cached(page: int, rows: tuple[tuple[str, ...], ...], title
     table = Table(page, [list(r) for r in rows], title, caption, continued)
     # A section title right above the table says where it sits better than page text whose reading order the
     # text layer may have scrambled (all headings first, then all tables).
-    if len(caption) < 80 and SECTION_TITLE.search(caption):
+    if is_section_title(caption):
         hint = bool(ABS_MAX_TITLE.search(caption))
     else:
         hint = _table_under_abs_max(table, list(lines))

@@ -26,6 +26,7 @@ from app.agent.offline.candidates import (
     SECTION_TITLE,
     Candidate,
     from_reading,
+    is_section_title,
     limit_in_parentheses,
     limit_leading,
 )
@@ -415,7 +416,7 @@ def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hin
             joined = " ".join(dict.fromkeys(c for c in row if c))
             if ABS_MAX_TITLE.search(joined):
                 abs_max = True
-            elif SECTION_TITLE.search(joined):
+            elif any(is_section_title(" ".join(c.split())) for c in row if c):
                 abs_max = False
             if not title:
                 # Each variant names its own column; as the title of every row they would match any of them.

@@ -58,7 +58,8 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("voltage_gain", ("voltage gain", "gain", "large signal voltage gain", "dc voltage gain",
                              "open loop gain"), ("GV", "AV", "AVD", "AVOL", "AOL"), ("level_db", "gain_v_per_v")),
     Concept("output_power", ("output power", "power output", "rated power"), ("POUT", "PO"), (POWER,)),
-    Concept("power_dissipation", ("power dissipation", "total power dissipation"), ("PD", "PTOT"), (POWER,)),
+    Concept("power_dissipation", ("power dissipation", "total power dissipation", "total dissipation"), ("PD", "PTOT"),
+            (POWER,)),
     Concept("input_power", ("input power", "power consumption", "power input"), ("PIN",), (POWER,)),
     Concept("input_low_voltage", ("low level input voltage", "input low voltage", "low-level input voltage",
                                   "input low-level voltage", "logic low voltage", "voltage for logic low",
@@ -118,7 +119,12 @@ STOPWORDS = frozenset({
 })
 
 # Qualifiers that are not conditions but say which reading is wanted.
-ABS_MAX_WORDS = re.compile(r"absolute\s+max(?:imum)?|abs\.?\s*max|max(?:imum)?\s+rating", re.IGNORECASE)
+ABS_MAX_WORDS = re.compile(r"absolute\s+max(?:imum)?|abs\.?\s*max|max(?:imum)?\s+rating|"
+                           r"^\s*max(?:imum)?\b.*\bratings?\s*$", re.IGNORECASE)
+# The words that say so, as a phrase of the name ("Absolute maximum supply voltage", "Supply voltage, abs. max.
+# rating"): the quantity the request names is the rest.
+_ABS_MAX_PHRASE = re.compile(r"\b(?:absolute\s+max(?:imum)?\.?|abs\.?\s*max\.?|max(?:imum)?\.?)(?:\s+ratings?\b)?",
+                             re.IGNORECASE)
 FIELD_WORDS = {
     "max": re.compile(r"^\s*(?:max|maximum|upper limit)\s*$", re.IGNORECASE),
     "min": re.compile(r"^\s*(?:min|minimum|lower limit)\s*$", re.IGNORECASE),
@@ -174,6 +180,9 @@ def looks_like_symbol(text: str) -> bool:
     return any(c.isupper() for c in token) and not token.isalpha() or (token.isupper() and len(token) <= 6)
 
 
+# "ESD rating", "Current ratings": the word that says the value is a rating, after the quantity rated.
+_RATING_WORD = re.compile(r"\s+ratings?\s*$", re.IGNORECASE)
+
 # What a full match of a phrasing other than the typed name is worth, and of a concept's bare phrasing when the
 # concept is only part of the typed name.
 SYNONYM_WEIGHT = 0.9
@@ -219,6 +228,10 @@ class Query:
         rephrases the words it matched while the rest of the name still has to be found; its bare phrasings
         count for less, or "junction to ambient" would read as well as "junction to case"."""
         seen: dict[str, float] = {self.core: 1.0}
+        rated = _RATING_WORD.sub("", self.core).strip(" -:,")
+        if rated != self.core and content_tokens(rated):
+            # "ESD rating" names the quantity rated: a row says "Electrostatic discharge (ESD) | HBM | 2000 V".
+            seen.setdefault(rated, SYNONYM_WEIGHT)
         if self.counted:
             seen.setdefault(self.counted, SYNONYM_WEIGHT)
         folded = " ".join(tokens(self.core))
@@ -311,6 +324,12 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
     counted = _COUNT_OF.match(core)
     core = _spelled_out(core)
     wants_abs_max = bool(ABS_MAX_WORDS.search(name))
+    if wants_abs_max:
+        quantity = _ABS_MAX_PHRASE.sub(" ", core)
+        quantity = re.sub(r"^\s*(?:of|for)\b|\bratings?\s*$", " ", quantity, flags=re.IGNORECASE)
+        quantity = re.sub(r"\s+", " ", quantity).strip(" -:,")
+        if content_tokens(quantity):
+            core = quantity
     wants_field = None
     kept: list[str] = []
     for qualifier in qualifiers:

@@ -125,6 +125,7 @@ def read_values(text: str) -> list[Reading]:
 
 
 _DOT_LEADER = re.compile(r"\.{4,}")
+_DETACHED_SIGN = re.compile(r"(?P<lead>\.{4,}\s?|\bto\s|=\s?)(?P<sign>[+\-−–])\s(?=\d)")
 _NOTE_REFERENCE = re.compile(r"\b(?:notes?|footnote)\s*$", re.IGNORECASE)
 
 
@@ -134,7 +135,10 @@ def _read_values(text: str) -> list[Reading]:
     readings: list[Reading] = []
     # A dot leader ("Weight ........ 19 g") only joins a name to its value; blanked to spaces of the same
     # length, it no longer glues to the number and every span still indexes the original text.
-    scan = _DOT_LEADER.sub(lambda m: " " * len(m.group(0)), text)
+    # "VDD....- 0.3V to + 3.6V": a sign set apart from its number right after a dot leader, "to" or "=" (where it
+    # subtracts from nothing) is moved next to the number (same length, so spans still index the original text).
+    scan = _DETACHED_SIGN.sub(lambda m: f"{m.group('lead')} {m.group('sign')}", text)
+    scan = _DOT_LEADER.sub(lambda m: " " * len(m.group(0)), scan)
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(scan):
             start, end = match.span()
@@ -145,6 +149,12 @@ def _read_values(text: str) -> list[Reading]:
                 continue
             taken.append((start, end))
             readings.append(reading)
+    for reading in readings:
+        if scan[reading.start:reading.end] != text[reading.start:reading.end] and re.search(
+                r"[+\-−–]\s\d", text[max(0, reading.start - 1):reading.end]):
+            # A moved sign: the printed value starts at the sign, one place to the left.
+            reading.start -= 1 if scan[reading.start] != text[reading.start] else 0
+            reading.text = text[reading.start:reading.end]
     readings.sort(key=lambda r: r.start)
     _units_pint_knows(readings, text)
     _share_units(readings, text)
