@@ -124,3 +124,10 @@ def from_reading(page: int, reading: Reading, source: str) -> Candidate:
     return Candidate(page, source, "", min=reading.min, typical=reading.typical, max=reading.max,
                      unit=reading.unit, unit_text=reading.unit_text, printed=list(reading.numbers),
                      value_text=reading.text)
+
+
+def rated_as_maximum(cand: Candidate) -> bool:
+    """Whether a single figure printed among the absolute maximum ratings, with no column or word naming its limit,
+    is a maximum. A thermal resistance listed there (``θJA … 205.9 °C/W``) describes the package rather than
+    limiting its use: a typical figure."""
+    return cand.unit is None or cand.unit.dimension != "thermal_resistance"

@@ -633,4 +633,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("ESD Ratings",)),
         request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=2500, unit="V"),
     ),
+    Convention(
+        name="a thermal resistance among the ratings",
+        reading="a thermal resistance listed among the absolute maximum ratings with no Min / Typ / Max column "
+                "('Thermal resistance, junction-to-ambient | θJA | 118 | °C/W') describes the package, not a limit on its use: a typical "
+                "figure, while the ratings beside it are maxima",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Supply voltage", "VDD", "6.5", "V"),
+            ("Junction temperature", "TJ", "150", "°C"),
+            ("Thermal resistance, junction-to-ambient", "θJA", "118", "°C/W"),
+        ),), titles=("Absolute maximum ratings",)),
+        request="Junction-to-ambient thermal resistance", unit="°C/W", expected=Expected(typical=118, unit="degC/W"),
+    ),
 )

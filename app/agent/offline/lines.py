@@ -16,6 +16,7 @@ from app.agent.offline.candidates import (
     is_section_title,
     limit_in_parentheses,
     limit_leading,
+    rated_as_maximum,
 )
 from app.agent.offline.synonyms import fold
 from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
@@ -106,7 +107,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 elif (re.search(r"\b(min|minimum|at least|(?:not|no) less than)\b", lead)
                       or re.match(r"^\W*(min|minimum|or (?:larger|greater|more|higher|above))\b", fold(after))):
                     cand.min, cand.typical = cand.typical, None
-                elif cand.abs_max:
+                elif cand.abs_max and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
                 elif limit_above:
                     # "Speed (approx., max.)" over "Continuous shooting: Hi+: 11 fps": the label states the limit.

@@ -29,6 +29,7 @@ from app.agent.offline.candidates import (
     is_section_title,
     limit_in_parentheses,
     limit_leading,
+    rated_as_maximum,
 )
 from app.agent.offline.model_units import modelled_unit, reader_unit
 from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
@@ -384,7 +385,7 @@ def _variant_candidates(page: int, row: ModelRow, roles: ColumnRoles, table_titl
                                             line) if p)
         cand.unit, cand.unit_text = unit, unit_text
         cand.min, cand.typical, cand.max = limits.min, limits.typical, limits.max
-        if abs_max and cand.min is None and cand.max is None:
+        if abs_max and cand.min is None and cand.max is None and rated_as_maximum(cand):
             cand.typical, cand.max = None, cand.typical  # a rating per part: its maximum
         cand.printed = list(limits.printed)
         cand.value_text = " ".join(limits.printed)
@@ -633,7 +634,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     bare = [u for j, c in enumerate(row) if j != i and (u := parse_unit(c.strip())) is not None]
                     if len(bare) == 1:
                         cand.unit, cand.unit_text = bare[0], bare[0].canonical
-                if abs_max and reading.kind == "single":
+                if abs_max and reading.kind == "single" and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
                 elif reading.kind == "single" and (limit := limit_in_parentheses(column_labels[i])):
                     # "Holding Torque (N.cm Min)": the column states which limit its numbers are.
