@@ -6,6 +6,7 @@ from app.agent.offline.candidates import Candidate
 from app.agent.offline.lines import part_above_caption
 from app.agent.offline.reader import (
     Scored,
+    _assignments_agree,
     _derived_quantity,
     _met_by_table_only,
     _polarity_differs,
@@ -53,6 +54,12 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "2 -8 dBm level 10.0 mA") < 0.5
     # The same quantity in other units still meets it.
     assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
+
+
+def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:
+    # The Ohm sign (U+2126) and the Greek capital omega print alike: "1K\u2126" is the requested 1 kΩ.
+    assert _assignments_agree("RG = 1k\u03a9", "Holding level RG=1K\u2126") is True
+    assert _assignments_agree("RG = 1k\u03a9", "Holding level RG=10K\u2126") is False
 
 
 def _scored(label: str, own: str) -> Scored:

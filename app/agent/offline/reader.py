@@ -270,7 +270,8 @@ def _piece_in(piece: str, haystack: str) -> bool:
     return False
 
 
-_ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*([A-Za-zΩµμ°%]{0,5})")
+_ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*"
+                       r"([A-Za-zΩ\u2126µμ°%]{0,5})")
 
 
 @lru_cache(maxsize=50_000)
@@ -343,7 +344,7 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
 
 _PART_TOKEN = re.compile(r"[a-z]{1,5}\d{2,}[a-z0-9-]*")
 _QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
-                       r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
+                       r"([A-Za-zµμΩ\u2126°%][A-Za-z0-9µμΩ\u2126/°%]{0,6})(?![A-Za-z0-9])")
 
 
 @lru_cache(maxsize=50_000)
