@@ -8,8 +8,10 @@ from app.agent.offline.reader import (
     Scored,
     _assignments_agree,
     _derived_quantity,
+    _direction_differs,
     _met_by_table_only,
     _polarity_differs,
+    _token_match,
     item_score,
     only_one_names_condition,
 )
@@ -94,6 +96,20 @@ def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
     assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current")
+
+
+def test_a_threshold_crossed_the_other_way_contradicts_the_request() -> None:
+    assert _direction_differs("VIN from high to low", "Wake threshold VIN from low to high, measures VIN-VBAT")
+    assert not _direction_differs("VIN from high to low", "Wake threshold VIN from high to low")
+    assert not _direction_differs("VIN from high to low", "Wake threshold VIN falling")
+
+
+def test_a_footnote_number_glued_to_the_last_word_of_a_name_is_no_part_of_it() -> None:
+    assert _token_match("resistance", "resistance1")
+    assert _token_match("capacitance", "capacitance12")
+    # Part numbers and symbols keep their digits: "vout" is not "vout1", "lm317" not "lm3171".
+    assert not _token_match("vout", "vout1")
+    assert not _token_match("lm317", "lm3171")
 
 
 def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> None:

@@ -85,7 +85,10 @@ def _token_match(a: str, b: str) -> bool:
     if _HAS_DIGIT.search(a) or _HAS_DIGIT.search(b):
         # Part numbers and values differ by one character and mean something else entirely.
         shorter, longer = sorted((a, b), key=len)
-        return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):].isalpha()
+        rest = longer[len(shorter):]
+        # "Resistance1": a footnote number glued to the last word of a name is no part of the word.
+        footnote = shorter.isalpha() and len(shorter) >= 5 and rest.isdigit() and len(rest) <= 2
+        return len(shorter) >= 4 and longer.startswith(shorter) and (rest.isalpha() or footnote)
     if a.rstrip("s") == b.rstrip("s"):
         return True
     shorter, longer = sorted((a, b), key=len)
@@ -383,7 +386,18 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
         # the table's caption what all its rows were measured at, unless a row sets the quantity again.
         haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
     return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
-               for item in query.conditions)
+               or _direction_differs(item, haystack) for item in query.conditions)
+
+
+_FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
+
+
+def _direction_differs(item: str, haystack: str) -> bool:
+    """'VIN from high to low' asked for, 'VIN from low to high' printed: a threshold crossed the other way (its
+    release, its hysteresis's other edge) is another operating point, though it prints the same words."""
+    printed = {(fold(a), fold(b)) for a, b in _FROM_TO.findall(haystack)}
+    return any((fold(b), fold(a)) in printed and (fold(a), fold(b)) not in printed
+               for a, b in _FROM_TO.findall(item))
 
 
 _POLARITY = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,5})\s*\(\s*([+\-−–])\s*\)")
