@@ -56,6 +56,9 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "2 -8 dBm level 10.0 mA") < 0.5
     # The same quantity in other units still meets it.
     assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
+    # A condition that is a quantity alone, printed under another prefix, is met; another value is not.
+    assert _condition("2 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") == 1.0
+    assert _condition("1 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") < 0.5
 
 
 def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:
@@ -139,3 +142,10 @@ def test_a_condition_the_whole_table_meets_tells_no_row_apart() -> None:
     assert _met_by_table_only(query, Scored(in_context, 1.0, 1.0, 1.3))
     assert not _met_by_table_only(query, Scored(in_own_row, 1.0, 1.0, 1.3))
     assert not _met_by_table_only(query, Scored(in_context, 1.0, 0.5, 1.1))
+
+
+def test_a_receiver_sensitivity_is_the_sensitivity_a_receiver_section_prints() -> None:
+    query = parse_request("Receiver sensitivity", "dBm")
+    assert "sensitivity" in query.phrases and "RXSENS" in query.all_symbols
+    # A sensor's sensitivity has other units: the concept asks for no dimension of its own.
+    assert parse_request("Sensitivity").dimensions == set()

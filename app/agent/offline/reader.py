@@ -325,6 +325,8 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:
         return 1.0 if agree else 0.0
+    if haystack and _quantities_only_printed(item, haystack):
+        return 1.0  # "2 Mbps" asked, "@2000kbps" printed: the same quantity under another unit prefix
     item_tokens = content_tokens(item)
     if not item_tokens:
         return 0.0
@@ -361,6 +363,17 @@ def _quantities(text: str) -> tuple[tuple[float, str], ...]:
         value = float(number.replace(",", ".")) * unit.factor
         found.append((-value if sign in "-−–" and sign else value, unit.dimension))
     return tuple(found)
+
+
+def _quantities_only_printed(item: str, haystack: str) -> bool:
+    """Whether the condition is nothing but quantities (a number with its unit each) and every one is printed in
+    the haystack, compared in SI."""
+    wanted = _quantities(item)
+    if not wanted or content_tokens(_QUANTITY.sub(" ", item)):
+        return False
+    printed = _quantities(haystack)
+    return all(any(d == dimension and abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) for v, d in printed)
+               for value, dimension in wanted)
 
 
 def _quantities_missing(item: str, haystack: str) -> bool:

@@ -104,6 +104,9 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("capacitance", ("input capacitance", "capacitance", "pin capacitance"), ("CIN", "CI", "C"),
             ("[current] ** 2 * [time] ** 4 / [mass] / [length] ** 2",)),
     Concept("efficiency", ("efficiency", "conversion efficiency", "max efficiency"), ("ETA", "Η"), ("ratio",)),
+    # A receiver's sensitivity is printed as "Sensitivity" in its receiver section; a sensor's sensitivity has
+    # other units, so the concept says no dimension.
+    Concept("receiver_sensitivity", ("receiver sensitivity", "rx sensitivity", "sensitivity"), ("RXSENS",), ()),
     Concept("luminous_intensity", ("luminous intensity",), ("IV",), ("luminous",)),
     Concept("wavelength", ("dominant wavelength", "peak wavelength", "wavelength"), ("ΛD", "ΛP", "ΛPEAK"),
             ("[length]",)),
