@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
 from app.agent.offline.lines import part_above_caption
+from app.agent.offline.quotes import build_quote
 from app.agent.offline.reader import (
     Scored,
     _assignments_agree,
@@ -149,3 +150,10 @@ def test_a_receiver_sensitivity_is_the_sensitivity_a_receiver_section_prints() -
     assert "sensitivity" in query.phrases and "RXSENS" in query.all_symbols
     # A sensor's sensitivity has other units: the concept asks for no dimension of its own.
     assert parse_request("Sensitivity").dimensions == set()
+
+
+def test_a_row_read_from_one_cell_per_line_is_quoted_from_those_lines() -> None:
+    cand = Candidate(4, "line", "Clock high pulse width", min=30.0, printed=["30"],
+                     line_text="30 ns min Clock high pulse width")
+    lines = ["t1", "8", "ns min", "Strobe setup time", "t2", "30", "ns min", "Clock high pulse width", "t3", "40"]
+    assert build_quote(lines, cand) == "30 ns min Clock high pulse width"

@@ -498,4 +498,14 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Latch transfer delay", conditions=("VCC = 3.3V",), unit="ns",
         decline_mentions="matches the request too weakly",
     ),
+    Convention(
+        name="a timing list with the limit word in the unit cell",
+        reading="a timing list printed one cell per line — symbol, limit, unit with its limit word ('ns min'), "
+                "then the description — gives the description's row that limit",
+        page=Page(prose=("Timing specifications", "Parameter", "Limit", "Unit", "Comments",
+                         "t1", "8", "ns min", "Strobe to clock setup time",
+                         "t2", "30", "ns min", "Clock high pulse width",
+                         "t3", "40", "ns max", "Clock low pulse width")),
+        request="Clock high pulse width", unit="ns", expected=Expected(min=30, unit="ns"),
+    ),
 )
