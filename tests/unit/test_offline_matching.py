@@ -14,6 +14,7 @@ from app.agent.offline.reader import (
     _polarity_differs,
     _token_match,
     item_score,
+    name_score,
     only_one_names_condition,
 )
 from app.agent.offline.rows import quantity_heading
@@ -157,3 +158,12 @@ def test_a_row_read_from_one_cell_per_line_is_quoted_from_those_lines() -> None:
                      line_text="30 ns min Clock high pulse width")
     lines = ["t1", "8", "ns min", "Strobe setup time", "t2", "30", "ns min", "Clock high pulse width", "t3", "40"]
     assert build_quote(lines, cand) == "30 ns min Clock high pulse width"
+
+
+def test_a_column_headed_by_the_parameters_symbol_alone_names_it_in_a_matrix_cell() -> None:
+    query = parse_request("Junction-to-ambient thermal resistance", "degC/W")
+    cell = Candidate(5, "table_cell", "8-Lead MSOP \u03b8JA", typical=120.0, line_text="8-Lead MSOP 120 °C/W")
+    assert name_score(query, cell) >= 0.5
+    # The symbol printed in the row itself is no column header; another column's symbol names nothing.
+    assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JA", line_text="\u03b8JA 120")) < 0.5
+    assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JC", line_text="8-Lead MSOP 40")) < 0.5

@@ -143,7 +143,20 @@ def name_score(query: Query, cand: Candidate) -> float:
     if best < MIN_NAME and cand.symbol_named and cand.symbol.upper() in {s.upper() for s in query.all_symbols}:
         # Columns headed by the parameter's conventional symbol alone ("Iv (mcd)"): named, but less surely.
         best = SYMBOL_ONLY_NAME
+    elif best < MIN_NAME and cand.source == "table_cell" and _symbol_heads_column(query, cand):
+        best = SYMBOL_ONLY_NAME  # "Package Type | θJA | Unit": the cell's column header is the symbol alone
     return best
+
+
+_SYMBOL_WORD = re.compile(r"[^\W\d_][\w+]*")
+
+
+def _symbol_heads_column(query: Query, cand: Candidate) -> bool:
+    """Whether a word of a matrix cell's label that its row does not print (so its column header) is one of the
+    parameter's conventional symbols of three characters or more ("θJA")."""
+    row = {w.upper() for w in _SYMBOL_WORD.findall(cand.line_text)}
+    header = {w.upper() for w in _SYMBOL_WORD.findall(cand.label)} - row
+    return any(s.upper() in header for s in query.all_symbols if len(s) >= 3)
 
 
 def label_score(query: Query, cand: Candidate, label: str) -> float:
