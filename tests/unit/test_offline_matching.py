@@ -167,3 +167,28 @@ def test_a_column_headed_by_the_parameters_symbol_alone_names_it_in_a_matrix_cel
     # The symbol printed in the row itself is no column header; another column's symbol names nothing.
     assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JA", line_text="\u03b8JA 120")) < 0.5
     assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JC", line_text="8-Lead MSOP 40")) < 0.5
+
+
+def test_a_pin_is_a_terminal_and_a_switch_side_may_go_unprinted() -> None:
+    assert "Change in adjust terminal current" in parse_request("Change in adjust pin current").phrases
+    assert "PMOS on-resistance" in parse_request("High-side PMOS on-resistance").phrases
+    assert "delay matching" in parse_request("High/low side delay matching").phrases
+    assert parse_request("Output voltage").phrases == ["Output voltage"]
+
+
+def test_the_other_switch_side_does_not_name_the_requested_one() -> None:
+    query = parse_request("High-side switch on resistance", "mohm")
+    high = Candidate(3, "table_row", "High-side switch on resistance", typical=40.0)
+    low = Candidate(3, "table_row", "Low-side switch on resistance", typical=30.0)
+    bare = Candidate(3, "table_row", "Switch on resistance", typical=30.0)
+    assert name_score(query, high) > name_score(query, bare) >= 0.8 > 0.5 > name_score(query, low)
+
+
+def test_a_diodes_junction_capacitance_is_its_diode_capacitance() -> None:
+    query = parse_request("Junction capacitance", "pF")
+    assert name_score(query, Candidate(2, "table_row", "Diode capacitance", max=4.0)) >= 0.85
+
+
+def test_words_after_over_qualify_the_quantity_the_words_before_name() -> None:
+    query = parse_request("Change in bias pin current over line and load", "uA")
+    assert name_score(query, Candidate(5, "table_row", "Change in bias terminal current", max=5.0)) >= 0.65

@@ -165,6 +165,8 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
     # parameter more often than not; prose lines say more by nature, so they pay less for it.
     extra = max(0, len(label_tokens) - best_used)
     best -= min(extra, 4) * (0.04 if cand.source != "line" else 0.015)
+    if _other_side(query.core_tokens, label_tokens):
+        best -= 0.4  # "Low-side on resistance" for a high-side one: the name without its side matched
     symbol_tokens = {s.upper() for s in re.findall(r"[A-Za-z][A-Za-z0-9+_]*", f"{cand.symbol} {cand.label}")}
     if any(s.upper() in symbol_tokens for s in query.symbols):
         best += 0.3
@@ -178,6 +180,12 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
         # "Capacitance (Pw) | CW" for a wiper capacitance: the label says the head noun, its symbol the rest.
         best = HEAD_ONLY_NAME
     return best
+
+
+def _other_side(asked: list[str], label_tokens: tuple[str, ...]) -> bool:
+    """Whether the label says high where the request says low, or the reverse (and not both)."""
+    return any(a in asked and b not in asked and b in label_tokens and a not in label_tokens
+               for a, b in (("high", "low"), ("low", "high")))
 
 
 @lru_cache(maxsize=20_000)
@@ -250,7 +258,7 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     return coverage, used
 
 
-_POSTMODIFIER = re.compile(r"\s(?:between|after|during|across|among|within)\s", re.IGNORECASE)
+_POSTMODIFIER = re.compile(r"\s(?:between|after|during|across|among|within|over)\s", re.IGNORECASE)
 
 
 def _head_only(phrase_tokens: list[str], label_tokens: tuple[str, ...]) -> bool:
