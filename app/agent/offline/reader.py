@@ -183,9 +183,9 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
 
 
 def _other_side(asked: list[str], label_tokens: tuple[str, ...]) -> bool:
-    """Whether the label says high where the request says low, or the reverse (and not both)."""
-    return any(a in asked and b not in asked and b in label_tokens and a not in label_tokens
-               for a, b in (("high", "low"), ("low", "high")))
+    """Whether the label names the low side where the request names the high side, or the reverse."""
+    return "side" in label_tokens and any(a in asked and b not in asked and b in label_tokens
+                                          and a not in label_tokens for a, b in (("high", "low"), ("low", "high")))
 
 
 @lru_cache(maxsize=20_000)
@@ -386,15 +386,28 @@ def _quantities(text: str) -> tuple[tuple[float, str], ...]:
     return tuple(found)
 
 
+@lru_cache(maxsize=50_000)
+def _spelled_quantities(text: str) -> tuple[tuple[float, str, str], ...]:
+    """Every number printed with a unit the reader knows, as (value in SI, dimension, unit as spelled)."""
+    found = []
+    for sign, number, unit_text in _QUANTITY.findall(text):
+        unit = parse_unit(unit_text)
+        if unit is not None:
+            value = float(number.replace(",", ".")) * unit.factor
+            found.append((-value if sign and sign in "-−–" else value, unit.dimension, unit.canonical))
+    return tuple(found)
+
+
 def _quantities_only_printed(item: str, haystack: str) -> bool:
-    """Whether the condition is nothing but quantities (a number with its unit each) and every one is printed in
-    the haystack, compared in SI."""
-    wanted = _quantities(item)
+    """Whether the condition is nothing but quantities (a number with its unit each), every one printed in the
+    haystack under another unit prefix ("2 Mbps" as "2000kbps"), compared in SI. The same spelling is left to the
+    text comparison."""
+    wanted = _spelled_quantities(item)
     if not wanted or content_tokens(_QUANTITY.sub(" ", item)):
         return False
-    printed = _quantities(haystack)
-    return all(any(d == dimension and abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) for v, d in printed)
-               for value, dimension in wanted)
+    printed = _spelled_quantities(haystack)
+    return all(any(d == dimension and u != unit and abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12)
+                   for v, d, u in printed) for value, dimension, unit in wanted)
 
 
 def _quantities_missing(item: str, haystack: str) -> bool:
