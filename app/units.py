@@ -152,6 +152,8 @@ def canonical_spelling(token: str) -> str:
         return plural
     if text in ("Vpp", "Vrms", "VRMS", "VDC", "VAC"):
         return "V"
+    if re.fullmatch(r"[pnumk]v", text):
+        return text[0] + "V"  # "40 mv": the volt printed in lower case after a prefix ("v" alone is no unit)
     if text.endswith("Hz") and text[:-2] == "K":
         return "kHz"
     if text in ("kbit/s", "Kbit/s"):

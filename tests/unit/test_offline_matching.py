@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
 from app.agent.offline.lines import part_above_caption
+from app.agent.offline.quotes import build_quote
 from app.agent.offline.reader import (
     Scored,
+    _assignments_agree,
     _derived_quantity,
+    _direction_differs,
     _met_by_table_only,
     _polarity_differs,
+    _token_match,
     item_score,
+    name_score,
     only_one_names_condition,
 )
 from app.agent.offline.rows import quantity_heading
@@ -53,6 +58,15 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "2 -8 dBm level 10.0 mA") < 0.5
     # The same quantity in other units still meets it.
     assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
+    # A condition that is a quantity alone, printed under another prefix, is met; another value is not.
+    assert _condition("2 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") == 1.0
+    assert _condition("1 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") < 0.5
+
+
+def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:
+    # The Ohm sign (U+2126) and the Greek capital omega print alike: "1K\u2126" is the requested 1 kΩ.
+    assert _assignments_agree("RG = 1k\u03a9", "Holding level RG=1K\u2126") is True
+    assert _assignments_agree("RG = 1k\u03a9", "Holding level RG=10K\u2126") is False
 
 
 def _scored(label: str, own: str) -> Scored:
@@ -87,6 +101,20 @@ def test_a_terminal_of_the_other_polarity_contradicts_the_request() -> None:
     assert _polarity_differs("T2(-), G(+)", "Gate trigger current T2(+), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current T2(-), G(+)")
     assert not _polarity_differs("T2(-), G(+)", "Gate trigger current")
+
+
+def test_a_threshold_crossed_the_other_way_contradicts_the_request() -> None:
+    assert _direction_differs("VIN from high to low", "Wake threshold VIN from low to high, measures VIN-VBAT")
+    assert not _direction_differs("VIN from high to low", "Wake threshold VIN from high to low")
+    assert not _direction_differs("VIN from high to low", "Wake threshold VIN falling")
+
+
+def test_a_footnote_number_glued_to_the_last_word_of_a_name_is_no_part_of_it() -> None:
+    assert _token_match("resistance", "resistance1")
+    assert _token_match("capacitance", "capacitance12")
+    # Part numbers and symbols keep their digits: "vout" is not "vout1", "lm317" not "lm3171".
+    assert not _token_match("vout", "vout1")
+    assert not _token_match("lm317", "lm3171")
 
 
 def test_a_title_names_a_quantity_only_when_it_says_more_than_the_section() -> None:
@@ -136,3 +164,51 @@ def test_a_line_opening_with_a_section_title_is_one_however_long_and_a_sentence_
                             "noted.)")
     assert is_section_title("6.2 ESD Ratings")
     assert not is_section_title("Distributors for availability and specifications.")
+
+
+def test_a_receiver_sensitivity_is_the_sensitivity_a_receiver_section_prints() -> None:
+    query = parse_request("Receiver sensitivity", "dBm")
+    assert "sensitivity" in query.phrases and "RXSENS" in query.all_symbols
+    # A sensor's sensitivity has other units: the concept asks for no dimension of its own.
+    assert parse_request("Sensitivity").dimensions == set()
+
+
+def test_a_row_read_from_one_cell_per_line_is_quoted_from_those_lines() -> None:
+    cand = Candidate(4, "line", "Clock high pulse width", min=30.0, printed=["30"],
+                     line_text="30 ns min Clock high pulse width")
+    lines = ["t1", "8", "ns min", "Strobe setup time", "t2", "30", "ns min", "Clock high pulse width", "t3", "40"]
+    assert build_quote(lines, cand) == "30 ns min Clock high pulse width"
+
+
+def test_a_column_headed_by_the_parameters_symbol_alone_names_it_in_a_matrix_cell() -> None:
+    query = parse_request("Junction-to-ambient thermal resistance", "degC/W")
+    cell = Candidate(5, "table_cell", "8-Lead MSOP \u03b8JA", typical=120.0, line_text="8-Lead MSOP 120 °C/W")
+    assert name_score(query, cell) >= 0.5
+    # The symbol printed in the row itself is no column header; another column's symbol names nothing.
+    assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JA", line_text="\u03b8JA 120")) < 0.5
+    assert name_score(query, Candidate(5, "table_cell", "8-Lead MSOP \u03b8JC", line_text="8-Lead MSOP 40")) < 0.5
+
+
+def test_a_pin_is_a_terminal_and_a_switch_side_may_go_unprinted() -> None:
+    assert "Change in adjust terminal current" in parse_request("Change in adjust pin current").phrases
+    assert "PMOS on-resistance" in parse_request("High-side PMOS on-resistance").phrases
+    assert "delay matching" in parse_request("High/low side delay matching").phrases
+    assert parse_request("Output voltage").phrases == ["Output voltage"]
+
+
+def test_the_other_switch_side_does_not_name_the_requested_one() -> None:
+    query = parse_request("High-side switch on resistance", "mohm")
+    high = Candidate(3, "table_row", "High-side switch on resistance", typical=40.0)
+    low = Candidate(3, "table_row", "Low-side switch on resistance", typical=30.0)
+    bare = Candidate(3, "table_row", "Switch on resistance", typical=30.0)
+    assert name_score(query, high) > name_score(query, bare) >= 0.8 > 0.5 > name_score(query, low)
+
+
+def test_a_diodes_junction_capacitance_is_its_diode_capacitance() -> None:
+    query = parse_request("Junction capacitance", "pF")
+    assert name_score(query, Candidate(2, "table_row", "Diode capacitance", max=4.0)) >= 0.85
+
+
+def test_words_after_over_qualify_the_quantity_the_words_before_name() -> None:
+    query = parse_request("Change in bias pin current over line and load", "uA")
+    assert name_score(query, Candidate(5, "table_row", "Change in bias terminal current", max=5.0)) >= 0.65

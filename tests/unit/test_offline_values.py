@@ -96,6 +96,12 @@ def test_frequencies_printed_in_capitals_are_read_with_their_prefix() -> None:
     assert parse_unit("mHz").factor == 1e-3  # a lower-case m is still milli
 
 
+def test_a_volt_printed_in_lower_case_after_a_prefix_is_the_volt() -> None:
+    assert parse_unit("mv") == parse_unit("mV")
+    assert parse_unit("uv").factor == pytest.approx(1e-6)
+    assert parse_unit("v") is None  # a lone letter stays no unit
+
+
 def test_dash_before_words_is_not_a_bound() -> None:
     assert _one("22 kΩ – Bias Resistance") == (None, 22.0, None, "kohm")
     assert _one("Enable input -0.5V～VCC+0.3") == (-0.5, None, None, "V")

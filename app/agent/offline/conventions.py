@@ -636,8 +636,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         name="a thermal resistance among the ratings",
         reading="a thermal resistance listed among the absolute maximum ratings with no Min / Typ / Max column "
-                "('Thermal resistance, junction-to-ambient | θJA | 118 | °C/W') describes the package, not a limit on its use: a typical "
-                "figure, while the ratings beside it are maxima",
+                "('Thermal resistance, junction-to-ambient | θJA | 118 | °C/W') describes the package, not a limit "
+                "on its use: a typical figure, while the ratings beside it are maxima",
         page=Page(tables=((
             ("Rating", "Symbol", "Value", "Unit"),
             ("Supply voltage", "VDD", "6.5", "V"),
@@ -645,5 +645,15 @@ CONVENTIONS: tuple[Convention, ...] = (
             ("Thermal resistance, junction-to-ambient", "θJA", "118", "°C/W"),
         ),), titles=("Absolute maximum ratings",)),
         request="Junction-to-ambient thermal resistance", unit="°C/W", expected=Expected(typical=118, unit="degC/W"),
+    ),
+    Convention(
+        name="a timing list with the limit word in the unit cell",
+        reading="a timing list printed one cell per line — symbol, limit, unit with its limit word ('ns min'), "
+                "then the description — gives the description's row that limit",
+        page=Page(prose=("Timing specifications", "Parameter", "Limit", "Unit", "Comments",
+                         "t1", "8", "ns min", "Strobe to clock setup time",
+                         "t2", "30", "ns min", "Clock high pulse width",
+                         "t3", "40", "ns max", "Clock low pulse width")),
+        request="Clock high pulse width", unit="ns", expected=Expected(min=30, unit="ns"),
     ),
 )

@@ -273,6 +273,12 @@ def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int]
         if unit is not None and end + 1 < len(lines) and parse_unit(lines[end + 1].strip()) is not None:
             unit = None  # "dB" / "dB": two sub-rows interleaved cell by cell, which the text alone cannot pair
         numbers = [c for c in cells if parse_number(c) is not None]
+        limited = _limit_list_row(page, lines, idx, end) if unit is None and len(numbers) == len(cells) == 1 else None
+        if limited is not None:
+            limited.abs_max = idx in abs_max_lines
+            candidates.append(limited)
+            idx = end + 1
+            continue
         if unit is not None and len(cells) >= 2 and numbers:
             while len(cells) > max(len(header), 3) and not cells[0].strip():
                 cells = cells[1:]  # an empty Conditions cell before the Min/Typ/Max cells
@@ -299,6 +305,37 @@ def vertical_row_candidates(page: int, lines: list[str], abs_max_lines: set[int]
             continue
         idx += 1
     return candidates
+
+
+# "ns min", "MHz max": a unit cell that also says which limit its row's one number is.
+_UNIT_THEN_LIMIT = re.compile(r"^(\S+)\s+(min|max|typ)\.?$", re.IGNORECASE)
+
+
+def _limit_list_row(page: int, lines: list[str], idx: int, end: int) -> Candidate | None:
+    """Timing lists with one limit column: "t2" / "25" / "ns min" / "SCLK high pulse width" (symbol, limit, unit
+    with the limit word, then the description). The number is the limit its unit cell names; the description
+    after it names the row, else the nearest label line above."""
+    if end >= len(lines):
+        return None
+    match = _UNIT_THEN_LIMIT.match(lines[end].strip())
+    unit = parse_unit(match.group(1)) if match else None
+    if match is None or unit is None:
+        return None
+    after = lines[end + 1].strip() if end + 1 < len(lines) else ""
+    above = [line.strip() for line in lines[max(0, idx - 3):idx] if line.strip()]
+    label = after if _is_label_line(after) else next((a for a in reversed(above) if _is_label_line(a)), "")
+    if not label:
+        return None
+    symbol = above[-1] if above and len(above[-1]) <= 8 and not _is_label_line(above[-1]) else ""
+    cand = Candidate(page, "line", label, symbol=symbol, unit=unit, unit_text=match.group(1), explicit_fields=True)
+    role = {"min": "min", "max": "max", "typ": "typical"}[match.group(2).lower()]
+    setattr(cand, role, parse_number(lines[idx].strip()))
+    cand.printed = [lines[idx].strip()]
+    cand.value_text = lines[idx].strip()
+    cand.context = " ".join([*above, lines[idx].strip(), lines[end].strip(), label])
+    # Quoted from the number on, so that the symbol's digit ("t2") is not read as a value.
+    cand.line_text = " ".join(t for t in (lines[idx].strip(), lines[end].strip(), label) if t)
+    return cand
 
 
 def abs_max_line_numbers(lines: list[str]) -> set[int]:

@@ -28,6 +28,9 @@ def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str |
         return _short(cand.line_text) if cand.line_text and cand.source == "line" else None
     if cand.source == "line" and cand.line_text in lines:
         return _trim_line(cand.line_text, cand.value_text)
+    run = _run_of_lines(lines, cand.line_text) if cand.source == "line" and cand.line_text else None
+    if run is not None:
+        return _short(run)
     label_key = compact(" ".join(cand.label.split()[:3]))
     name_starts = [i for i, line in enumerate(lines) if label_key and label_key[:12] in compact(line)]
     symbol_key = compact(cand.symbol.split()[0]) if cand.symbol.split() else ""
@@ -46,6 +49,24 @@ def build_quote(lines: list[str], cand: Candidate, max_lines: int = 12) -> str |
             window = _window_with_numbers(lines, start, printed, 4)
             if window is not None:
                 return _short(" ".join(lines[start:_with_unit(lines, window, cand) + 1]))
+    return None
+
+
+def _run_of_lines(lines: list[str], text: str, most: int = 6) -> str | None:
+    """Consecutive lines that together print ``text`` (a row read from one cell per line), joined."""
+    wanted = compact(text)
+    for start, line in enumerate(lines):
+        joined = compact(line)
+        if not joined or not wanted.startswith(joined):
+            continue
+        for end in range(start + 1, min(len(lines), start + most) + 1):
+            if joined == wanted:
+                return " ".join(lines[start:end])
+            if end == len(lines):
+                break
+            joined += compact(lines[end])
+            if not wanted.startswith(joined):
+                break
     return None
 
 

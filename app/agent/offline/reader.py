@@ -85,7 +85,10 @@ def _token_match(a: str, b: str) -> bool:
     if _HAS_DIGIT.search(a) or _HAS_DIGIT.search(b):
         # Part numbers and values differ by one character and mean something else entirely.
         shorter, longer = sorted((a, b), key=len)
-        return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):].isalpha()
+        rest = longer[len(shorter):]
+        # "Resistance1": a footnote number glued to the last word of a name is no part of the word.
+        footnote = shorter.isalpha() and len(shorter) >= 5 and rest.isdigit() and len(rest) <= 2
+        return len(shorter) >= 4 and longer.startswith(shorter) and (rest.isalpha() or footnote)
     if a.rstrip("s") == b.rstrip("s"):
         return True
     shorter, longer = sorted((a, b), key=len)
@@ -140,7 +143,20 @@ def name_score(query: Query, cand: Candidate) -> float:
     if best < MIN_NAME and cand.symbol_named and cand.symbol.upper() in {s.upper() for s in query.all_symbols}:
         # Columns headed by the parameter's conventional symbol alone ("Iv (mcd)"): named, but less surely.
         best = SYMBOL_ONLY_NAME
+    elif best < MIN_NAME and cand.source == "table_cell" and _symbol_heads_column(query, cand):
+        best = SYMBOL_ONLY_NAME  # "Package Type | θJA | Unit": the cell's column header is the symbol alone
     return best
+
+
+_SYMBOL_WORD = re.compile(r"[^\W\d_][\w+]*")
+
+
+def _symbol_heads_column(query: Query, cand: Candidate) -> bool:
+    """Whether a word of a matrix cell's label that its row does not print (so its column header) is one of the
+    parameter's conventional symbols of three characters or more ("θJA")."""
+    row = {w.upper() for w in _SYMBOL_WORD.findall(cand.line_text)}
+    header = {w.upper() for w in _SYMBOL_WORD.findall(cand.label)} - row
+    return any(s.upper() in header for s in query.all_symbols if len(s) >= 3)
 
 
 def label_score(query: Query, cand: Candidate, label: str) -> float:
@@ -149,6 +165,8 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
     # parameter more often than not; prose lines say more by nature, so they pay less for it.
     extra = max(0, len(label_tokens) - best_used)
     best -= min(extra, 4) * (0.04 if cand.source != "line" else 0.015)
+    if _other_side(query.core_tokens, label_tokens):
+        best -= 0.4  # "Low-side on resistance" for a high-side one: the name without its side matched
     symbol_tokens = {s.upper() for s in re.findall(r"[A-Za-z][A-Za-z0-9+_]*", f"{cand.symbol} {cand.label}")}
     if any(s.upper() in symbol_tokens for s in query.symbols):
         best += 0.3
@@ -162,6 +180,12 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
         # "Capacitance (Pw) | CW" for a wiper capacitance: the label says the head noun, its symbol the rest.
         best = HEAD_ONLY_NAME
     return best
+
+
+def _other_side(asked: list[str], label_tokens: tuple[str, ...]) -> bool:
+    """Whether the label names the low side where the request names the high side, or the reverse."""
+    return "side" in label_tokens and any(a in asked and b not in asked and b in label_tokens
+                                          and a not in label_tokens for a, b in (("high", "low"), ("low", "high")))
 
 
 @lru_cache(maxsize=20_000)
@@ -234,7 +258,7 @@ def _one_phrase(phrase: str, label: str) -> tuple[float, int]:
     return coverage, used
 
 
-_POSTMODIFIER = re.compile(r"\s(?:between|after|during|across|among|within)\s", re.IGNORECASE)
+_POSTMODIFIER = re.compile(r"\s(?:between|after|during|across|among|within|over)\s", re.IGNORECASE)
 
 
 def _head_only(phrase_tokens: list[str], label_tokens: tuple[str, ...]) -> bool:
@@ -270,7 +294,8 @@ def _piece_in(piece: str, haystack: str) -> bool:
     return False
 
 
-_ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*([A-Za-zΩµμ°%]{0,5})")
+_ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*"
+                       r"([A-Za-zΩ\u2126µμ°%]{0,5})")
 
 
 @lru_cache(maxsize=50_000)
@@ -321,6 +346,8 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:
         return 1.0 if agree else 0.0
+    if haystack and _quantities_only_printed(item, haystack):
+        return 1.0  # "2 Mbps" asked, "@2000kbps" printed: the same quantity under another unit prefix
     item_tokens = content_tokens(item)
     if not item_tokens:
         return 0.0
@@ -343,7 +370,7 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
 
 _PART_TOKEN = re.compile(r"[a-z]{1,5}\d{2,}[a-z0-9-]*")
 _QUANTITY = re.compile(r"(?<![\w.,])([-+−–]?)\s?(\d+(?:[.,]\d+)?)\s?"
-                       r"([A-Za-zµμΩ°%][A-Za-z0-9µμΩ/°%]{0,6})(?![A-Za-z0-9])")
+                       r"([A-Za-zµμΩ\u2126°%][A-Za-z0-9µμΩ\u2126/°%]{0,6})(?![A-Za-z0-9])")
 
 
 @lru_cache(maxsize=50_000)
@@ -357,6 +384,30 @@ def _quantities(text: str) -> tuple[tuple[float, str], ...]:
         value = float(number.replace(",", ".")) * unit.factor
         found.append((-value if sign in "-−–" and sign else value, unit.dimension))
     return tuple(found)
+
+
+@lru_cache(maxsize=50_000)
+def _spelled_quantities(text: str) -> tuple[tuple[float, str, str], ...]:
+    """Every number printed with a unit the reader knows, as (value in SI, dimension, unit as spelled)."""
+    found = []
+    for sign, number, unit_text in _QUANTITY.findall(text):
+        unit = parse_unit(unit_text)
+        if unit is not None:
+            value = float(number.replace(",", ".")) * unit.factor
+            found.append((-value if sign and sign in "-−–" else value, unit.dimension, unit.canonical))
+    return tuple(found)
+
+
+def _quantities_only_printed(item: str, haystack: str) -> bool:
+    """Whether the condition is nothing but quantities (a number with its unit each), every one printed in the
+    haystack under another unit prefix ("2 Mbps" as "2000kbps"), compared in SI. The same spelling is left to the
+    text comparison."""
+    wanted = _spelled_quantities(item)
+    if not wanted or content_tokens(_QUANTITY.sub(" ", item)):
+        return False
+    printed = _spelled_quantities(haystack)
+    return all(any(d == dimension and u != unit and abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12)
+                   for v, d, u in printed) for value, dimension, unit in wanted)
 
 
 def _quantities_missing(item: str, haystack: str) -> bool:
@@ -382,7 +433,18 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
         # the table's caption what all its rows were measured at, unless a row sets the quantity again.
         haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
     return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
-               for item in query.conditions)
+               or _direction_differs(item, haystack) for item in query.conditions)
+
+
+_FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
+
+
+def _direction_differs(item: str, haystack: str) -> bool:
+    """'VIN from high to low' asked for, 'VIN from low to high' printed: a threshold crossed the other way (its
+    release, its hysteresis's other edge) is another operating point, though it prints the same words."""
+    printed = {(fold(a), fold(b)) for a, b in _FROM_TO.findall(haystack)}
+    return any((fold(b), fold(a)) in printed and (fold(a), fold(b)) not in printed
+               for a, b in _FROM_TO.findall(item))
 
 
 _POLARITY = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,5})\s*\(\s*([+\-−–])\s*\)")

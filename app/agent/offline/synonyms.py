@@ -104,7 +104,12 @@ CONCEPTS: tuple[Concept, ...] = (
             ("RTHJA", "THETAJA", "ΘJA", "RΘJA"), ("thermal_resistance",)),
     Concept("capacitance", ("input capacitance", "capacitance", "pin capacitance"), ("CIN", "CI", "C"),
             ("[current] ** 2 * [time] ** 4 / [mass] / [length] ** 2",)),
+    Concept("diode_capacitance", ("junction capacitance", "diode capacitance", "total capacitance"),
+            ("CJ", "CD", "CT"), ("[current] ** 2 * [time] ** 4 / [mass] / [length] ** 2",)),
     Concept("efficiency", ("efficiency", "conversion efficiency", "max efficiency"), ("ETA", "Η"), ("ratio",)),
+    # A receiver's sensitivity is printed as "Sensitivity" in its receiver section; a sensor's sensitivity has
+    # other units, so the concept says no dimension.
+    Concept("receiver_sensitivity", ("receiver sensitivity", "rx sensitivity", "sensitivity"), ("RXSENS",), ()),
     Concept("luminous_intensity", ("luminous intensity",), ("IV",), ("luminous",)),
     Concept("wavelength", ("dominant wavelength", "peak wavelength", "wavelength"), ("ΛD", "ΛP", "ΛPEAK"),
             ("[length]",)),
@@ -244,6 +249,9 @@ class Query:
                     if variant != folded:
                         seen.setdefault(variant, SYNONYM_WEIGHT)
                 seen.setdefault(phrase, SYNONYM_WEIGHT if whole else PARTIAL_SYNONYM_WEIGHT)
+        for phrase, weight in list(seen.items()):
+            for variant in _qualifier_variants(phrase):
+                seen.setdefault(variant, weight * SYNONYM_WEIGHT)
         return list(seen.items())
 
     @property
@@ -270,6 +278,27 @@ class Query:
             if term and term.casefold() not in unique:
                 unique[term.casefold()] = term
         return list(unique.values())
+
+
+# Words datasheets use for one another in a parameter's name: a pin is a terminal ("ADJUST terminal current").
+_WORD_VARIANTS = {"pin": "terminal", "terminal": "pin"}
+# "High-side PMOS on-resistance", "High/low side delay matching": which switch or driver side a parameter belongs
+# to, often printed only in the section or the part's description ("PMOS on resistance", "Delay matching").
+_SIDE_QUALIFIER = re.compile(r"\b(?:high|low)(?:\s*/\s*(?:high|low))?[\s-]+side\b\s*", re.IGNORECASE)
+
+
+def _qualifier_variants(phrase: str) -> list[str]:
+    """The phrase with a word said the other usual way, and without a switch-side qualifier."""
+    found = []
+    words = phrase.split()
+    for i, word in enumerate(words):
+        other = _WORD_VARIANTS.get(word.casefold())
+        if other:
+            found.append(" ".join([*words[:i], other, *words[i + 1:]]))
+    bare = _SIDE_QUALIFIER.sub("", phrase).strip()
+    if bare != phrase.strip() and content_tokens(bare):
+        found.append(bare)
+    return found
 
 
 # "Maximum airflow", "Max. static pressure": a limit word leading the name says which field is wanted.
