@@ -6,6 +6,11 @@ Datasheets print the same parameter twice: as a stress limit under *Absolute max
 characteristics* (4.65 to 5.5 V). A request that names the absolute maximum and a value whose table is titled
 as the other kind state different things. The table's title is the nearest line above its header row that
 names either kind, looked for up to ``MAX_TITLE_ROWS`` rows up and never past another table's header.
+
+An absolute maximum rating is a limit, never a typical figure: ``rating_as_typical`` flags a value reported as
+typical that stands in the absolute maximum ratings section (the nearest section title above it, on its page or
+the one before, names them; a ratings list often prints no column header at all, ``ESD tolerance 2000V``), unless
+its table has a ``Typ`` column of its own.
 """
 
 from __future__ import annotations
@@ -27,11 +32,16 @@ from app.detectors.rules import (
 )
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row, header_for, is_header
+from app.detectors.value_rows import value_cell
 from app.documents.index import DatasheetIndex
 
 MAX_TITLE_ROWS = 6
 _ABSOLUTE = re.compile(r"absolute\s*max|abs\.?\s*max", re.IGNORECASE)
 _OPERATING = re.compile(r"recommended|operating\s+conditions|electrical\s+characteristics", re.IGNORECASE)
+# Titles that open another section after the ratings (``Operating Ratings`` lists the operating range; ``DC
+# characteristics``, ``Thermal information``).
+_OTHER_SECTION = re.compile(r"recommended|operating\s+(?:conditions|ratings)|characteristics"
+                            r"|thermal\s+information|typical\s+performance", re.IGNORECASE)
 
 
 def table_title(index: DatasheetIndex, page_number: int, row_y: float) -> str | None:
@@ -70,8 +80,57 @@ def _other_rating_table(rule: Rule, ctx: Context) -> Verdict:
         {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
+def section_is_ratings(index: DatasheetIndex, page_number: int, row_y: float) -> str | None:
+    """The title of the absolute maximum ratings section holding the row at ``row_y``: the nearest line above it
+    (on its page, else the page before) naming a section is that section's title; ``None`` when it names another
+    section, or none is found."""
+    for number in (page_number, page_number - 1):
+        if number < 1:
+            break
+        rows = visual_rows(index, index.page(number))
+        above = [r for r in rows if r.y < row_y] if number == page_number else rows
+        for row in reversed(above):
+            absolute, other = _ABSOLUTE.search(row.text), _OTHER_SECTION.search(row.text)
+            if absolute and not other:
+                return row.text
+            if other:
+                return None
+    return None
+
+
+def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        if grounding.value_index >= len(ctx.submission.values):
+            continue
+        value = printed(ctx.submission.values[grounding.value_index])
+        if value.get("typical") is None:
+            continue
+        cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
+        if cell is None:
+            continue
+        header = header_for(ctx.document, grounding.page, cell.row.y)
+        if header is not None and "typical" in header.centres:
+            continue  # a table with a Typ column of its own states typical figures
+        title = section_is_ratings(ctx.document, grounding.page, cell.row.y)
+        if title:
+            found.append({"value_index": grounding.value_index, "page": grounding.page, "section_title": title,
+                          "row_text": cell.row.text})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    return flag(rule, rule.finding(
+        ctx, f"The value was reported as typical, but it stands among the absolute maximum ratings (“"
+             f"{first['section_title']}”, page {first['page']}): a rating is a limit, not a typical figure.",
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
+
+
 RATING_TABLE_RULES: tuple[Rule, ...] = (
     Rule("other_rating_table", "2", Severity.warning,
          "An absolute maximum rating was asked for, but the value's table is an operating-conditions table.",
          _other_rating_table),
+    Rule("rating_as_typical", "1", Severity.warning,
+         "A value printed among the absolute maximum ratings was reported as typical.", _rating_as_typical),
 )

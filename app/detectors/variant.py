@@ -8,6 +8,11 @@ the value belongs to another variant. A row naming no variant says nothing, and 
 naming none; when any row of the page printing the same numbers names the requested variant, the value may
 well come from it. Rows that name no variant are read under their table's heading (a table per variant, its
 name printed above the header row).
+
+A table may instead give one value column per variant, headed by the part names (``BD533 | BD535 | BD537``): the
+row's figures are then one limit per variant, not the min, typical and max of one. ``variant_columns`` flags an
+answer reporting two fields or more whose numbers stand, on the value's row, under the columns of different
+sibling part names printed on a line above it (within the table, up to ``MAX_COLUMN_LABEL_ROWS`` lines up).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from app.detectors.rules import (
 )
 from app.detectors.severity import Severity
 from app.detectors.structural import header_for, table_heading
-from app.detectors.value_rows import row_at
-from app.documents.index import DatasheetIndex
+from app.detectors.value_rows import row_at, value_cell
+from app.documents.index import DatasheetIndex, Word
 
 # Two part names are siblings when they share at least this many leading characters, and this share of the
 # shorter one ("LM358A" and "LM358", "TL431C" and "TL431I", "LM78L05" and "LM78L15").
@@ -42,6 +47,7 @@ MIN_FAMILY_PREFIX = 4
 MIN_FAMILY_SHARE = 0.6
 _EDGES = ".,;:()[]"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-./]*")
+MAX_COLUMN_LABEL_ROWS = 6
 
 
 def part_names(text: str) -> set[str]:
@@ -117,7 +123,60 @@ def _other_variant(rule: Rule, ctx: Context) -> Verdict:
         {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
+def _variant_labels(index: DatasheetIndex, page_number: int, row: Row) -> list[Word]:
+    """The part-name cells of the nearest line above ``row`` that names two sibling parts or more, each a column
+    label (a line of prose naming parts does not stand in columns over the row's cells)."""
+    above = [r for r in visual_rows(index, index.page(page_number)) if r.y < row.y][-MAX_COLUMN_LABEL_ROWS:]
+    for line in reversed(above):
+        named = [w for w in line.words if len(part_names(w.text)) == 1]
+        names = [next(iter(part_names(w.text))) for w in named]
+        if len(named) >= 2 and all(siblings(a, b) for a, b in zip(names, names[1:], strict=False)):
+            return named
+    return []
+
+
+def _variant_columns(rule: Rule, ctx: Context) -> Verdict:
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        if grounding.value_index >= len(ctx.submission.values):
+            continue
+        value = printed(ctx.submission.values[grounding.value_index])
+        shown = plausibility.numbers_of(value)
+        cell = value_cell(ctx.document, grounding, dict(ctx.request), value) if len(shown) >= 2 else None
+        if cell is None:
+            continue
+        labels = _variant_labels(ctx.document, grounding.page or 0, cell.row)
+        if len(labels) < 2:
+            continue
+        columns: dict[str, str] = {}
+        for field, number in shown.items():
+            for word in cell.row.words:
+                if is_identifier(word.text) or not number_occurs(number, value.get("unit"), numbers_in(word.text)):
+                    continue
+                centre = (word.x0 + word.x1) / 2
+                label = min(labels, key=lambda w: abs((w.x0 + w.x1) / 2 - centre))
+                if label.x0 - (label.x1 - label.x0) <= centre <= label.x1 + (label.x1 - label.x0):
+                    columns[field] = label.text
+                break
+        if len(set(columns.values())) >= 2:
+            found.append({"value_index": grounding.value_index, "page": grounding.page, "columns": columns,
+                          "row_text": cell.row.text})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    read = ", ".join(f"{field} under {label}" for field, label in first["columns"].items())
+    return flag(rule, rule.finding(
+        ctx, f"The row's value columns (page {first['page']}) are headed by part names, one figure per variant, "
+             f"but the answer reads them as limits of one value ({read}).",
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
+
+
 VARIANT_RULES: tuple[Rule, ...] = (
     Rule("other_variant", "1", Severity.warning,
          "The value's row names sibling variants of the requested one, but not the requested one.", _other_variant),
+    Rule("variant_columns", "1", Severity.warning,
+         "Figures printed under columns headed by part names were reported as min / typical / max of one value.",
+         _variant_columns),
 )

@@ -34,7 +34,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
     request = {"name": name, "unit": "V", "conditions": []}
-    [result] = audit_answer(index, value, quote, request, RATING_TABLE_RULES)
+    rules = [r for r in RATING_TABLE_RULES if r.name == "other_rating_table"]
+    [result] = audit_answer(index, value, quote, request, rules)
     return result
 
 
@@ -49,3 +50,37 @@ def test_an_absolute_maximum_read_from_the_operating_table_is_flagged(document: 
 def test_other_requests_are_not_judged(document: DatasheetIndex) -> None:
     assert not verdict(document, "Port voltage", {"min": 4.65, "typical": 5, "max": 5.5, "unit": "V"},
                        "Port voltage VP 4.65 5 5.5 V").evaluable
+
+
+@pytest.fixture(scope="module")
+def ratings_list(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Absolute Maximum Ratings (Note 1)"),
+            (NAME, 80, "Input voltage"), (MAX, 80, "20V"),
+            (NAME, 95, "ESD tolerance (Note 2)"), (MAX, 95, "2000V"),
+            (NAME, 130, "DC Characteristics"),
+            (NAME, 150, "Parameter"), (MIN, 150, "Min"), (TYP, 150, "Typ"), (MAX, 150, "Max"), (UNIT, 150, "Unit"),
+            (NAME, 170, "Reset threshold"), (MIN, 170, "2.3"), (TYP, 170, "2.6"), (MAX, 170, "2.9"),
+            (UNIT, 170, "V"),
+            (NAME, 190, "Clamp voltage"), (TYP, 190, "7"), (UNIT, 190, "V")]
+    path = tmp_path_factory.mktemp("pdf") / "ratings_list.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def typical_verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
+    request = {"name": name, "unit": "V", "conditions": []}
+    [result] = audit_answer(index, value, quote, request,
+                            [r for r in RATING_TABLE_RULES if r.name == "rating_as_typical"])
+    return result
+
+
+def test_a_rating_reported_as_typical_is_flagged(ratings_list: DatasheetIndex) -> None:
+    [finding] = typical_verdict(ratings_list, "ESD tolerance", {"typical": 2000, "unit": "V"}, "2000V").findings
+    assert finding.evidence["rows"][0]["section_title"].startswith("Absolute Maximum Ratings")
+    assert not typical_verdict(ratings_list, "ESD tolerance", {"max": 2000, "unit": "V"}, "2000V").findings
+
+
+def test_typical_figures_of_a_later_section_stay_unflagged(ratings_list: DatasheetIndex) -> None:
+    assert not typical_verdict(ratings_list, "Reset threshold", {"min": 2.3, "typical": 2.6, "max": 2.9, "unit": "V"},
+                               "Reset threshold 2.3 2.6 2.9 V").findings
+    assert not typical_verdict(ratings_list, "Clamp voltage", {"typical": 7, "unit": "V"}, "Clamp voltage 7 V").findings

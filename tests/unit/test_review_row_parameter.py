@@ -1,0 +1,69 @@
+"""other_parameter_row: a value read from a row naming another parameter while another row names the requested one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.detectors.row_parameter import ROW_PARAMETER_RULES, name_words
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
+
+NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 170, 220, 330, 380, 430, 480
+
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Dynamic characteristics"),
+            (NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+            (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Total Load Charge"), (SYMBOL, 100, "QL"), (MIN, 100, "-"), (TYP, 100, "-"),
+            (MAX, 100, "180"), (UNIT, 100, "nC"),
+            (NAME, 120, "Load-Drain Charge"), (SYMBOL, 120, "QLD"), (COND, 120, "VL = 5 V"), (MIN, 120, "-"),
+            (TYP, 120, "-"), (MAX, 120, "31"), (UNIT, 120, "nC"),
+            (NAME, 140, "Working voltage"), (SYMBOL, 140, "VW"), (UNIT, 140, "V"),
+            (COND, 134, "XY100A"), (MIN, 134, "2.0"), (MAX, 134, "5.5"),
+            (COND, 146, "XY200A"), (MIN, 146, "2.2"), (MAX, 146, "5.5"),
+            (NAME, 170, "Lowest working voltage"), (SYMBOL, 170, "VWL"), (UNIT, 170, "V"),
+            (COND, 164, "XY100A"), (MAX, 164, "1.0"),
+            (COND, 176, "XY200A"), (MAX, 176, "1.2")]
+    path = tmp_path_factory.mktemp("pdf") / "rows.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str,
+            conditions: list[str] | None = None) -> Any:
+    request = {"name": name, "unit": value["unit"], "conditions": conditions or []}
+    [result] = audit_answer(index, value, quote, request, ROW_PARAMETER_RULES)
+    return result
+
+
+def test_a_neighbouring_parameters_row_is_flagged(document: DatasheetIndex) -> None:
+    [finding] = verdict(document, "Total load charge", {"max": 31, "unit": "nC"},
+                        "Load-Drain Charge QLD VL = 5 V - - 31").findings
+    assert finding.evidence["rows"][0]["named_row"].startswith("Total Load Charge")
+    assert not verdict(document, "Total load charge", {"max": 180, "unit": "nC"},
+                       "Total Load Charge QL - - 180").findings
+
+
+def test_a_sub_row_reads_its_blocks_name(document: DatasheetIndex) -> None:
+    wrong = verdict(document, "Working supply voltage, XY100A", {"max": 1.0, "unit": "V"}, "XY100A 1.0", ["XY100A"])
+    assert wrong.findings and "Lowest" not in wrong.findings[0].evidence["rows"][0]["named_row"]
+    assert not verdict(document, "Working supply voltage, XY100A", {"min": 2.0, "max": 5.5, "unit": "V"},
+                       "XY100A 2.0 5.5", ["XY100A"]).findings
+
+
+def test_a_row_named_as_requested_is_not_judged_against_others(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Lowest working voltage, XY100A", {"max": 1.0, "unit": "V"}, "XY100A 1.0",
+                       ["XY100A"]).findings
+
+
+def test_name_words_leave_symbols_and_clipped_duplicates_out() -> None:
+    assert name_words("VCEO collector-emitter voltages Qgs") == {"collector", "emitter", "voltage"}
+    assert name_words("Operating voltage oltage") == {"operating", "voltage"}
