@@ -10,7 +10,8 @@ names either kind, looked for up to ``MAX_TITLE_ROWS`` rows up and never past an
 An absolute maximum rating is a limit, never a typical figure: ``rating_as_typical`` flags a value reported as
 typical that stands in the absolute maximum ratings section (the nearest section title above it, on its page or
 the one before, names them; a ratings list often prints no column header at all, ``ESD tolerance 2000V``), unless
-its table has a ``Typ`` column of its own.
+its table has a ``Typ`` column of its own, or it is a thermal resistance (a package characteristic that
+ratings lists print beside the limits).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.detectors import plausibility
 from app.detectors.dimensions import printed
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import (
@@ -40,6 +42,9 @@ _ABSOLUTE = re.compile(r"absolute\s*max|abs\.?\s*max", re.IGNORECASE)
 _OPERATING = re.compile(r"recommended|operating\s+conditions|electrical\s+characteristics", re.IGNORECASE)
 # Titles that open another section after the ratings (``Operating Ratings`` lists the operating range; ``DC
 # characteristics``, ``Thermal information``).
+# A section title names the ratings themselves ("Absolute Maximum Ratings", "Abs. max. rating"), not a limit
+# stated in a sentence ("absolute maximum voltage level: 5.25 V").
+_RATINGS_TITLE = re.compile(r"(?:absolute\s*max(?:imum)?|abs\.?\s*max\.?)\s+ratings?\b", re.IGNORECASE)
 _OTHER_SECTION = re.compile(r"recommended|operating\s+(?:conditions|ratings)|characteristics"
                             r"|thermal\s+information|typical\s+performance", re.IGNORECASE)
 
@@ -90,7 +95,7 @@ def section_is_ratings(index: DatasheetIndex, page_number: int, row_y: float) ->
         rows = visual_rows(index, index.page(number))
         above = [r for r in rows if r.y < row_y] if number == page_number else rows
         for row in reversed(above):
-            absolute, other = _ABSOLUTE.search(row.text), _OTHER_SECTION.search(row.text)
+            absolute, other = _RATINGS_TITLE.search(row.text), _OTHER_SECTION.search(row.text)
             if absolute and not other:
                 return row.text
             if other:
@@ -106,7 +111,8 @@ def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
         if grounding.value_index >= len(ctx.submission.values):
             continue
         value = printed(ctx.submission.values[grounding.value_index])
-        if value.get("typical") is None:
+        # A package's thermal resistance is printed beside the ratings, but is a characteristic of the package.
+        if value.get("typical") is None or plausibility.compatible(str(value.get("unit") or ""), "K/W"):
             continue
         cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
         if cell is None:

@@ -5,8 +5,9 @@ charge``; ``Collector-base voltage``, ``Collector-emitter voltage``; ``Operating
 voltage``), and a figure read one row off has the right dimension and is printed where the quote says. The row's
 parameter label tells it: the words of its name cell (its words left of the value, without symbols, ``X = v``
 conditions and the words under a Conditions column), or, on an unnamed sub-row, the label of the nearest named row
-of its block. When that label leaves out a word of the requested name and names another parameter with a word of
-its own, while a table row elsewhere in the document names the parameter better (it leaves out fewer of the
+of its block (the nearest above and below). When that label shares half of the requested name's words at least
+(less names a condition, or another block), leaves out one of them and names another parameter with a word of its
+own, while a table row elsewhere in the document names the parameter better (it leaves out fewer of the
 requested words, or as many with fewer words of its own; every requested word, or all but one of three or more)
 and prints figures of the answer's quantity, the value belongs to another parameter.
 """
@@ -49,18 +50,26 @@ BLOCK_LINES = 3.2
 FIGURE_LINES = 1.6
 
 
+def _stem(word: str) -> str:
+    """A word without the endings its other forms differ by (``charges``, ``charger``, ``charge``)."""
+    if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    if len(word) > 5 and word.endswith("er"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
 def name_words(text: str) -> set[str]:
-    """The words that name a parameter: three lower-case letters at least (symbols like ``VCEO`` or ``Qgs`` are
-    not words), glue left out, a plural read as its singular."""
+    """The words that name a parameter, stemmed: three lower-case letters at least (symbols like ``VCEO``,
+    ``VSENSE`` or ``Qgs`` are not words), glue left out."""
     text = CONDITION.sub(" ", text)
     out = set()
     for token in _TOKEN.findall(text):
-        if sum(c.islower() for c in token) < 3 and not (token.isupper() and len(token) > 4):
+        if sum(c.islower() for c in token) < 3:
             continue
         word = token.casefold()
-        if word in _GLUE:
-            continue
-        out.add(word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word)
+        if word not in _GLUE:
+            out.add(_stem(word))
     # A text layer that prints a word twice, the second time clipped (``voltage`` over ``oltage``).
     return {w for w in out if not any(v != w and v.endswith(w) for v in out)}
 
@@ -86,7 +95,7 @@ def own_label(rows: list[Row], row: Row) -> set[str]:
         words.append(word)
     own = name_words(" ".join(w.text for w in words))
     if not own:
-        return set()  # an unnamed sub-row: its block's name is read by ``parameter_label``
+        return set()  # an unnamed sub-row: its block's name is read by ``parameter_labels``
     end = words[-1].x1 + 1
     wrapped = [w for r in rows if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height
                and not _DIGIT.search(r.text) and all(w.x1 <= end for w in r.words)
@@ -94,16 +103,17 @@ def own_label(rows: list[Row], row: Row) -> set[str]:
     return own | name_words(" ".join(w.text for w in wrapped))
 
 
-def parameter_label(rows: list[Row], row: Row) -> set[str]:
-    """The row's parameter label: its own, or on an unnamed sub-row, the nearest named row's of its block."""
+def parameter_labels(rows: list[Row], row: Row) -> list[set[str]]:
+    """The row's parameter label: its own, or on an unnamed sub-row, those of the nearest named rows above and
+    below it in its block (a name cell prints before its sub-rows, or centred over them)."""
     own = own_label(rows, row)
     if own:
-        return own
-    near = [(abs(r.y - row.y), r) for r in rows if r is not row and abs(r.y - row.y) <= BLOCK_LINES * row.height]
-    for _, other in sorted(near, key=lambda pair: pair[0]):
-        if (label := own_label(rows, other)):
-            return label
-    return set()
+        return [own]
+    near = [r for r in rows if r is not row and abs(r.y - row.y) <= BLOCK_LINES * row.height and in_columns(r)
+            and own_label(rows, r)]
+    above = max((r for r in near if r.y < row.y), key=lambda r: r.y, default=None)
+    below = min((r for r in near if r.y > row.y), key=lambda r: r.y, default=None)
+    return [own_label(rows, r) for r in (above, below) if r is not None]
 
 
 def _figures(rows: list[Row], row: Row, unit: str | None) -> bool:
@@ -120,6 +130,11 @@ def _figures(rows: list[Row], row: Row, unit: str | None) -> bool:
                                                     and not _DIGIT.search(last)
                                                     and plausibility.parse_unit(last) is not None]
     return not unit or not units or any(plausibility.compatible(u, unit) for u in units)
+
+
+def in_columns(row: Row) -> bool:
+    """Whether a row prints a cell apart from its name (a symbol, a figure, a unit): a section title does not."""
+    return any(b.x0 - a.x1 >= MIN_COLUMN_GAP for a, b in zip(row.words, row.words[1:], strict=False))
 
 
 def tabular(row: Row) -> bool:
@@ -177,13 +192,14 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
         if cell is None or not tabular(cell.row):
             continue
         rows = visual_rows(ctx.document, ctx.document.page(grounding.page))
-        label = parameter_label(rows, cell.row)
-        if not label or not (wanted - label) or not (label - wanted):
-            continue
-        other = better_row(ctx.document, wanted, label, value.get("unit"), cell.row)
-        if other:
+        # A label sharing less than half of the requested words names the row's condition or another block.
+        labels = [label for label in parameter_labels(rows, cell.row) if 2 * len(label & wanted) >= len(wanted)]
+        others = [better_row(ctx.document, wanted, label, value.get("unit"), cell.row) if wanted - label
+                  and label - wanted else None for label in labels]
+        if labels and all(others):
             found.append({"value_index": grounding.value_index, "page": grounding.page, "row_text": cell.row.text,
-                          "row_label": sorted(label), "named_page": other["page"], "named_row": other["row_text"]})
+                          "row_label": sorted(labels[0]), "named_page": others[0]["page"],
+                          "named_row": others[0]["row_text"]})
     if not found:
         return clean(rule)
     first = found[0]

@@ -57,6 +57,7 @@ def ratings_list(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     page = [(NAME, 60, "Absolute Maximum Ratings (Note 1)"),
             (NAME, 80, "Input voltage"), (MAX, 80, "20V"),
             (NAME, 95, "ESD tolerance (Note 2)"), (MAX, 95, "2000V"),
+            (NAME, 110, "Thermal resistance, junction to ambient"), (MAX, 110, "40°C/W"),
             (NAME, 130, "DC Characteristics"),
             (NAME, 150, "Parameter"), (MIN, 150, "Min"), (TYP, 150, "Typ"), (MAX, 150, "Max"), (UNIT, 150, "Unit"),
             (NAME, 170, "Reset threshold"), (MIN, 170, "2.3"), (TYP, 170, "2.6"), (MAX, 170, "2.9"),
@@ -84,3 +85,10 @@ def test_typical_figures_of_a_later_section_stay_unflagged(ratings_list: Datashe
     assert not typical_verdict(ratings_list, "Reset threshold", {"min": 2.3, "typical": 2.6, "max": 2.9, "unit": "V"},
                                "Reset threshold 2.3 2.6 2.9 V").findings
     assert not typical_verdict(ratings_list, "Clamp voltage", {"typical": 7, "unit": "V"}, "Clamp voltage 7 V").findings
+
+
+def test_a_thermal_resistance_beside_the_ratings_stays_unflagged(ratings_list: DatasheetIndex) -> None:
+    request = {"name": "Thermal resistance", "unit": "degC/W", "conditions": []}
+    [result] = audit_answer(ratings_list, {"typical": 40, "unit": "degC/W"}, "40°C/W", request,
+                            [r for r in RATING_TABLE_RULES if r.name == "rating_as_typical"])
+    assert not result.findings

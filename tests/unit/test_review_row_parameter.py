@@ -29,9 +29,14 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (NAME, 140, "Working voltage"), (SYMBOL, 140, "VW"), (UNIT, 140, "V"),
             (COND, 134, "XY100A"), (MIN, 134, "2.0"), (MAX, 134, "5.5"),
             (COND, 146, "XY200A"), (MIN, 146, "2.2"), (MAX, 146, "5.5"),
-            (NAME, 170, "Lowest working voltage"), (SYMBOL, 170, "VWL"), (UNIT, 170, "V"),
-            (COND, 164, "XY100A"), (MAX, 164, "1.0"),
-            (COND, 176, "XY200A"), (MAX, 176, "1.2")]
+            (NAME, 200, "Lowest working voltage"), (SYMBOL, 200, "VWL"), (UNIT, 200, "V"),
+            (COND, 194, "XY100A"), (MAX, 194, "1.0"),
+            (COND, 206, "XY200A"), (MAX, 206, "1.2"),
+            (NAME, 240, "Drop voltage"), (SYMBOL, 240, "VD"), (COND, 240, "IL = 100mA"), (TYP, 240, "1.10"),
+            (MAX, 240, "1.20"), (UNIT, 240, "V"),
+            (COND, 252, "IL = 800mA"), (TYP, 252, "1.20"), (MAX, 252, "1.30"), (UNIT, 252, "V"),
+            (NAME, 264, "Load limit"), (SYMBOL, 264, "IL"), (TYP, 264, "900"), (UNIT, 264, "mA"),
+            (NAME, 284, "Lowest drop voltage"), (SYMBOL, 284, "VDL"), (TYP, 284, "0.9"), (UNIT, 284, "V")]
     path = tmp_path_factory.mktemp("pdf") / "rows.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -65,5 +70,12 @@ def test_a_row_named_as_requested_is_not_judged_against_others(document: Datashe
 
 
 def test_name_words_leave_symbols_and_clipped_duplicates_out() -> None:
-    assert name_words("VCEO collector-emitter voltages Qgs") == {"collector", "emitter", "voltage"}
-    assert name_words("Operating voltage oltage") == {"operating", "voltage"}
+    assert name_words("VCEO collector-emitter voltages Qgs VSENSE") == name_words("collector emitter voltage")
+    assert name_words("Operating voltage oltage") == name_words("operating voltage")
+    assert name_words("charger") == name_words("charge")
+
+
+def test_a_sub_row_under_the_requested_name_stays_unflagged(document: DatasheetIndex) -> None:
+    # The nearest named row is the next parameter's, below; the block's own name stands above.
+    assert not verdict(document, "Drop voltage at 800 mA", {"typical": 1.2, "max": 1.3, "unit": "V"},
+                       "IL = 800mA 1.20 1.30 V").findings
