@@ -8,8 +8,8 @@ conditions and the words under a Conditions column), or, on an unnamed sub-row, 
 of its block (the nearest above and below). When that label shares half of the requested name's words at least
 (less names a condition, or another block), leaves out one of them and names another parameter with a word of its
 own, while a table row elsewhere in the document names the parameter better (it leaves out fewer of the
-requested words, or as many with fewer words of its own; every requested word, or all but one of three or more)
-and prints figures of the answer's quantity, the value belongs to another parameter.
+requested words and no more words of its own, or as many with fewer words of its own; every requested word, or
+all but one of three or more) and prints figures of the answer's quantity, the value belongs to another parameter.
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ def better_row(index: DatasheetIndex, wanted: set[str], label: set[str], unit: s
         if row is exclude:
             continue
         other_missing, other_extra = wanted - other, other - wanted
-        better = other_missing < missing or (other_missing == missing and other_extra < extra)
+        better = (other_missing < missing and len(other_extra) <= len(extra)) \
+            or (other_missing == missing and other_extra < extra)
         # It names the parameter: every requested word, or all but one of three or more.
         if better and len(other_missing) <= len(wanted) // 3 and _figures(rows, row, unit):
             return {"page": page, "row_text": row.text}

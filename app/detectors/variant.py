@@ -5,9 +5,9 @@ A table often gives one parameter per part variant on sibling sub-rows (``LM158A
 answered by the sub-row that names it. The rows that print every reported number are read; when each of
 them names sibling variants (the same family: a long common prefix) but none of them is the requested one,
 the value belongs to another variant. A row naming no variant says nothing, and neither does a request
-naming none; when any row of the page printing the same numbers names the requested variant, the value may
-well come from it. Rows that name no variant are read under their table's heading (a table per variant, its
-name printed above the header row).
+naming none; when any row of the page printing the same numbers names the requested variant (on its line or on
+a line its condition cell wraps onto), the value may well come from it. Rows that name no variant are read
+under their table's heading (a table per variant, its name printed above the header row).
 
 A table may instead give one value column per variant, headed by the part names (``BD533 | BD535 | BD537``): the
 row's figures are then one limit per variant, not the min, typical and max of one. ``variant_columns`` flags an
@@ -48,6 +48,8 @@ MIN_FAMILY_SHARE = 0.6
 _EDGES = ".,;:()[]"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-./]*")
 MAX_COLUMN_LABEL_ROWS = 6
+# A condition cell wraps onto lines within this many line heights of its row.
+WRAPPED_CELL_LINES = 1.2
 
 
 def part_names(text: str) -> set[str]:
@@ -87,6 +89,15 @@ def _host_rows(index: DatasheetIndex, grounding: GroundingResult,
     return hosts, everywhere
 
 
+def _names_with_cell(index: DatasheetIndex, page_number: int, row: Row) -> set[str]:
+    """The part names a row prints, with those of the lines its condition cell wraps onto (``LM1117-3.3`` on the
+    line above ``VIN ≤15V 5 10 mA``): neighbouring lines printing no figure of their own."""
+    lines = [r for r in visual_rows(index, index.page(page_number)) if r is not row
+             and abs(r.y - row.y) <= WRAPPED_CELL_LINES * row.height
+             and not any(numbers_in(w.text) and not is_identifier(w.text) for w in r.words)]
+    return part_names(" ".join([row.text, *(r.text for r in lines)]))
+
+
 def _other_variant(rule: Rule, ctx: Context) -> Verdict:
     if (unreadable := unreadable_on_document(rule, ctx)) is not None:
         return unreadable
@@ -101,7 +112,8 @@ def _other_variant(rule: Rule, ctx: Context) -> Verdict:
         hosts, everywhere = _host_rows(ctx.document, grounding,
                                        printed(ctx.submission.values[grounding.value_index]))
         named = [part_names(row.text) for row in hosts]
-        if not hosts or any(part_names(row.text) & requested for row in everywhere):
+        if not hosts or any(_names_with_cell(ctx.document, grounding.page or 0, row) & requested
+                            for row in everywhere):
             continue
         if not any(named):
             # Rows naming no variant are read under their table's heading (``LM78L15AC`` above the header row
@@ -174,7 +186,7 @@ def _variant_columns(rule: Rule, ctx: Context) -> Verdict:
 
 
 VARIANT_RULES: tuple[Rule, ...] = (
-    Rule("other_variant", "1", Severity.warning,
+    Rule("other_variant", "2", Severity.warning,
          "The value's row names sibling variants of the requested one, but not the requested one.", _other_variant),
     Rule("variant_columns", "1", Severity.warning,
          "Figures printed under columns headed by part names were reported as min / typical / max of one value.",
