@@ -128,3 +128,22 @@ def test_a_row_naming_another_quantity_of_the_parameter_is_not_its_table_row(qua
     [finding] = verdict(qualified, {"typical": 3, "unit": "mV"}, "output voltage drift stays near 3 mV", 1,
                         name="Output voltage drift").findings
     assert finding.evidence["rows"][0]["row_text"].startswith("Output voltage drift")
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    features = [(NAME, 60, "Features"), (NAME, 80, "Idle draw of 1 µA"), (NAME, 92, "Small package")]
+    table = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Draw"),
+             (NAME + 10, 112, "Awake Mode"), (TYP, 112, "1.6"), (MAX, 112, "2.2"), (UNIT, 112, "mA"),
+             (NAME + 10, 124, "Idle Mode"), (TYP, 124, "0.2"), (MAX, 124, "1"), (UNIT, 124, "µA")]
+    path = tmp_path_factory.mktemp("pdf") / "grouped.pdf"
+    placed_pdf([features, table], path=path)
+    return open_index(path)
+
+
+def test_a_row_indented_under_its_group_name_states_the_parameter(grouped: DatasheetIndex) -> None:
+    [finding] = verdict(grouped, {"typical": 1, "unit": "uA"}, "Idle draw of 1 µA", 1, name="Idle draw").findings
+    assert finding.evidence["rows"][0]["row_text"].startswith("Idle Mode")
+    assert not verdict(grouped, {"typical": 0.2, "max": 1, "unit": "uA"}, "Idle draw of 1 µA", 1,
+                       name="Idle draw").findings
