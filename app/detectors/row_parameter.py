@@ -40,6 +40,7 @@ _TOKEN = re.compile(r"[A-Za-z]+")
 # Glue and limit words name no parameter of their own.
 _GLUE = {"the", "and", "for", "with", "from", "into", "per", "typ", "max", "min", "typical", "nominal", "absolute",
          "value", "values", "rating", "ratings", "note", "notes", "see", "fig", "figure"}
+_LIMITS = {"maximum", "minimum"}
 _CONDITION_LABELS = {"conditions", "condition", "test"}
 # Lines of a wrapped name cell lie within this many line heights of the row.
 WRAP_LINES = 1.5
@@ -181,7 +182,8 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
     if (unreadable := unreadable_on_document(rule, ctx)) is not None:
         return unreadable
     asked = str(ctx.request.get("name") or "")
-    wanted = name_words(head_phrase(asked) or asked)
+    # "Maximum X" asks for a limit of X; a row named "Minimum X" is another parameter.
+    wanted = name_words(head_phrase(asked) or asked) - _LIMITS
     if not wanted:
         return not_evaluable(rule, "the requested name has no words to compare")
     found: list[dict[str, Any]] = []

@@ -92,3 +92,38 @@ def test_a_thermal_resistance_beside_the_ratings_stays_unflagged(ratings_list: D
     [result] = audit_answer(ratings_list, {"typical": 40, "unit": "degC/W"}, "40°C/W", request,
                             [r for r in RATING_TABLE_RULES if r.name == "rating_as_typical"])
     assert not result.findings
+
+
+@pytest.fixture(scope="module")
+def bare_maximum(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "MAXIMUM RATINGS"), (NAME, 80, "Rating"), (SYMBOL, 80, "Symbol"), (TYP, 80, "Value"),
+            (UNIT, 80, "Unit"),
+            (NAME, 100, "Drain to source voltage"), (SYMBOL, 100, "VDX"), (TYP, 100, "37"), (UNIT, 100, "V"),
+            (NAME, 160, "RECOMMENDED OPERATING CONDITIONS"),
+            (NAME, 180, "Condition"), (SYMBOL, 180, "Symbol"), (MIN, 180, "Min"), (MAX, 180, "Max"),
+            (UNIT, 180, "Unit"),
+            (NAME, 200, "Drain to source voltage"), (SYMBOL, 200, "VDX"), (MIN, 200, "2.5"), (MAX, 200, "36"),
+            (UNIT, 200, "V"),
+            (NAME, 212, "Drain current"), (SYMBOL, 212, "ID"), (MIN, 212, "1"), (MAX, 212, "100"),
+            (UNIT, 212, "mA")]
+    path = tmp_path_factory.mktemp("pdf") / "bare_maximum.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def test_a_bare_maximum_read_from_the_operating_table_while_the_ratings_print_it_is_flagged(
+        bare_maximum: DatasheetIndex) -> None:
+    [finding] = verdict(bare_maximum, "Maximum drain to source voltage", {"max": 36, "unit": "V"},
+                        "Drain to source voltage VDX 2.5 36 V").findings
+    assert finding.evidence["rows"][0]["rating_row"].startswith("Drain to source voltage")
+    assert not verdict(bare_maximum, "Maximum drain to source voltage", {"max": 37, "unit": "V"},
+                       "Drain to source voltage VDX 37 V").findings
+
+
+def test_a_bare_maximum_the_ratings_do_not_print_stays_unflagged(bare_maximum: DatasheetIndex) -> None:
+    request = {"name": "Maximum drain current", "unit": "mA", "conditions": []}
+    [result] = audit_answer(bare_maximum, {"max": 100, "unit": "mA"}, "Drain current ID 1 100 mA", request,
+                            [r for r in RATING_TABLE_RULES if r.name == "other_rating_table"])
+    assert not result.findings
+    assert not verdict(bare_maximum, "Maximum operating drain to source voltage", {"max": 36, "unit": "V"},
+                       "Drain to source voltage VDX 2.5 36 V").evaluable
