@@ -9,7 +9,8 @@ of its block (the nearest above and below). When that label shares half of the r
 (less names a condition, or another block), leaves out one of them and names another parameter with a word of its
 own, while a table row elsewhere in the document names the parameter better (it leaves out fewer of the
 requested words and no more words of its own, or as many with fewer words of its own; every requested word, or
-all but one of three or more) and prints figures of the answer's quantity, the value belongs to another parameter.
+all but one of three or more) and prints figures of the answer's quantity, none the very figures reported (two
+rows printing the same figures say nothing), the value belongs to another parameter.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.dimensions import head_phrase, printed
-from app.detectors.page_text import numbers_in
+from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import (
     Context,
@@ -162,10 +163,14 @@ def _named_rows(index: DatasheetIndex) -> list[tuple[int, Row, set[str], list[Ro
     return index.memo("row_parameter_named_rows", build)
 
 
-def better_row(index: DatasheetIndex, wanted: set[str], label: set[str], unit: str | None,
+def better_row(index: DatasheetIndex, wanted: set[str], label: set[str], value: dict[str, Any],
                exclude: Row) -> dict[str, Any] | None:
-    """A table row naming the requested parameter better than ``label`` does, printing figures of its quantity."""
+    """A table row naming the requested parameter better than ``label`` does, printing figures of its quantity;
+    ``None`` when there is none, or when one of them prints every reported number too (the same figures on two
+    rows: the value may well come from the better named one)."""
     missing, extra = wanted - label, label - wanted
+    unit = value.get("unit")
+    found = None
     for page, row, other, rows in _named_rows(index):
         if row is exclude:
             continue
@@ -174,8 +179,16 @@ def better_row(index: DatasheetIndex, wanted: set[str], label: set[str], unit: s
             or (other_missing == missing and other_extra < extra)
         # It names the parameter: every requested word, or all but one of three or more.
         if better and len(other_missing) <= len(wanted) // 3 and _figures(rows, row, unit):
-            return {"page": page, "row_text": row.text}
-    return None
+            if _prints_all(row, value):
+                return None
+            found = found or {"page": page, "row_text": row.text}
+    return found
+
+
+def _prints_all(row: Row, value: dict[str, Any]) -> bool:
+    numbers = plausibility.numbers_of(value)
+    printed_numbers = numbers_in(CONDITION.sub(" ", row.text))
+    return bool(numbers) and all(number_occurs(n, value.get("unit"), printed_numbers) for n in numbers.values())
 
 
 def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
@@ -197,7 +210,7 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
         rows = visual_rows(ctx.document, ctx.document.page(grounding.page))
         # A label sharing less than half of the requested words names the row's condition or another block.
         labels = [label for label in parameter_labels(rows, cell.row) if 2 * len(label & wanted) >= len(wanted)]
-        others = [better_row(ctx.document, wanted, label, value.get("unit"), cell.row) if wanted - label
+        others = [better_row(ctx.document, wanted, label, value, cell.row) if wanted - label
                   and label - wanted else None for label in labels]
         if labels and all(others):
             found.append({"value_index": grounding.value_index, "page": grounding.page, "row_text": cell.row.text,

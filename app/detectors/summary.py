@@ -119,8 +119,11 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
         return None
     unit = value.get("unit")
     for page, row, header in _table_rows(index):
-        named = f"{group_name(index, page, row, header)} {row.text}"
-        if not wanted <= set(_WORD.findall(named.casefold())) or another_quantity(_row_figures(row)[0], name):
+        own = set(_WORD.findall(row.text.casefold()))
+        # An indented row naming part of the parameter (``Shutdown Mode``) is read with its group's name; one
+        # naming none of it (a variant's sub-row) is not.
+        named = own | set(_WORD.findall(group_name(index, page, row, header).casefold())) if wanted & own else own
+        if not wanted <= named or another_quantity(_row_figures(row)[0], name):
             continue
         cells = placed_cells(row, header)
         numbers = {role: n for role in ("min", "typical", "max") for w in cells.get(role, [])[:1]

@@ -36,7 +36,11 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (MAX, 240, "1.20"), (UNIT, 240, "V"),
             (COND, 252, "IL = 800mA"), (TYP, 252, "1.20"), (MAX, 252, "1.30"), (UNIT, 252, "V"),
             (NAME, 264, "Load limit"), (SYMBOL, 264, "IL"), (TYP, 264, "900"), (UNIT, 264, "mA"),
-            (NAME, 284, "Lowest drop voltage"), (SYMBOL, 284, "VDL"), (TYP, 284, "0.9"), (UNIT, 284, "V")]
+            (NAME, 284, "Lowest drop voltage"), (SYMBOL, 284, "VDL"), (TYP, 284, "0.9"), (UNIT, 284, "V"),
+            (NAME, 310, "Specified heat range"), (SYMBOL, 310, "TA"), (MIN, 310, "-40"), (MAX, 310, "+125"),
+            (UNIT, 310, "°C"),
+            (NAME, 322, "Working heat range"), (SYMBOL, 322, "TA"), (MIN, 322, "-40"), (MAX, 322, "+125"),
+            (UNIT, 322, "°C")]
     path = tmp_path_factory.mktemp("pdf") / "rows.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -79,3 +83,8 @@ def test_a_sub_row_under_the_requested_name_stays_unflagged(document: DatasheetI
     # The nearest named row is the next parameter's, below; the block's own name stands above.
     assert not verdict(document, "Drop voltage at 800 mA", {"typical": 1.2, "max": 1.3, "unit": "V"},
                        "IL = 800mA 1.20 1.30 V").findings
+
+
+def test_the_same_figures_on_the_better_named_row_stay_unflagged(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Working heat range", {"min": -40, "max": 125, "unit": "degC"},
+                       "TA -40 +125 °C").findings
