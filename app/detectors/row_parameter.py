@@ -92,7 +92,9 @@ def own_label(rows: list[Row], row: Row) -> set[str]:
     right = _conditions_x(rows, row)
     words: list[Word] = []
     for word in row.words:
-        if plain_number(word) is not None or (right is not None and word.x0 >= right):
+        # A name running on past the Conditions column's edge goes on with a word's space, not a column's gap.
+        apart = not words or word.x0 - words[-1].x1 >= MIN_COLUMN_GAP
+        if plain_number(word) is not None or (right is not None and word.x0 >= right and apart):
             break
         words.append(word)
     own = name_words(" ".join(w.text for w in words))

@@ -40,7 +40,11 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (NAME, 310, "Specified heat range"), (SYMBOL, 310, "TA"), (MIN, 310, "-40"), (MAX, 310, "+125"),
             (UNIT, 310, "°C"),
             (NAME, 322, "Working heat range"), (SYMBOL, 322, "TA"), (MIN, 322, "-40"), (MAX, 322, "+125"),
-            (UNIT, 322, "°C")]
+            (UNIT, 322, "°C"),
+            # A name cell wider than its column, running on past the Conditions column's edge.
+            (NAME + 80, 350, "Maximum available output power"), (TYP, 350, "0"), (MAX, 350, "4"),
+            (UNIT, 350, "dBm"),
+            (NAME, 370, "Available output power"), (SYMBOL, 370, "PAV"), (MAX, 370, "2"), (UNIT, 370, "dBm")]
     path = tmp_path_factory.mktemp("pdf") / "rows.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -88,3 +92,8 @@ def test_a_sub_row_under_the_requested_name_stays_unflagged(document: DatasheetI
 def test_the_same_figures_on_the_better_named_row_stay_unflagged(document: DatasheetIndex) -> None:
     assert not verdict(document, "Working heat range", {"min": -40, "max": 125, "unit": "degC"},
                        "TA -40 +125 °C").findings
+
+
+def test_a_name_running_past_the_conditions_columns_edge_is_read_whole(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Maximum available output power", {"typical": 0, "max": 4, "unit": "dBm"},
+                       "Maximum available output power 0 4").findings
