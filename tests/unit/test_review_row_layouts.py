@@ -29,12 +29,12 @@ def switching(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (NAME, 92, "Switching characteristics @ TJ = 25°C (unless otherwise specified)"),
             (NAME, 108, "Parameter"), (MIN, 108, "Min."), (TYP, 108, "Typ."), (MAX, 108, "Max."),
             (UNIT, 108, "Units"), (COND + 30, 108, "Conditions"),
-            (SYM, 124, "ton"), (NAME, 124, "Turn-on delay time"), (MIN, 124, "—"), (TYP, 124, "33"),
-            (MAX, 124, "43"), (COND, 124, "IC = 30A, VCC = 400V"),
-            (SYM, 136, "tr"), (NAME, 136, "Rise time"), (MIN, 136, "—"), (TYP, 136, "26"), (MAX, 136, "36"),
+            (SYM, 124, "ton"), (NAME, 124, "Turn-on delay time"), (MIN, 124, "—"), (TYP, 124, "31"),
+            (MAX, 124, "47"), (COND, 124, "IC = 30A, VCC = 400V"),
+            (SYM, 136, "tr"), (NAME, 136, "Rise time"), (MIN, 136, "—"), (TYP, 136, "24"), (MAX, 136, "38"),
             (UNIT, 136, "ns"), (COND, 136, "VGE = +15V, RG = 3.3Ω"),
-            (SYM, 148, "toff"), (NAME, 148, "Turn-off delay time"), (MIN, 148, "—"), (TYP, 148, "140"),
-            (MAX, 148, "160"), (COND, 148, "TJ = 125°C")]
+            (SYM, 148, "toff"), (NAME, 148, "Turn-off delay time"), (MIN, 148, "—"), (TYP, 148, "150"),
+            (MAX, 148, "175"), (COND, 148, "TJ = 125°C")]
     path = tmp_path_factory.mktemp("pdf") / "switching.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -44,13 +44,13 @@ def switching(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 def variants(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     page = [(SYM, 60, "Symbol"), (NAME, 60, "Parameter"), (NAME + 90, 60, "Conditions"), (TYP, 60, "Typ"),
             (MAX, 60, "Max"), (UNIT, 60, "Units"),
-            (SYM, 80, "IQ"), (NAME, 80, "Quiet current"), (NAME + 90, 80, "QR1117-1.8"), (TYP, 80, "5"),
-            (MAX, 80, "10"), (UNIT, 80, "mA"),
+            (SYM, 80, "IQ"), (NAME, 80, "Quiet current"), (NAME + 90, 80, "QR1117-1.8"), (TYP, 80, "4"),
+            (MAX, 80, "9"), (UNIT, 80, "mA"),
             (NAME + 90, 91, "VIN ≤15V"),
-            (NAME + 90, 104, "QR1117-2.5"), (TYP, 104, "5"), (MAX, 104, "10"), (UNIT, 104, "mA"),
+            (NAME + 90, 104, "QR1117-2.5"), (TYP, 104, "4"), (MAX, 104, "9"), (UNIT, 104, "mA"),
             (NAME + 90, 115, "VIN ≤15V"),
             (NAME + 90, 128, "QR1117-3.3"),
-            (NAME + 90, 139, "VIN ≤15V"), (TYP, 139, "5"), (MAX, 139, "10"), (UNIT, 139, "mA")]
+            (NAME + 90, 139, "VIN ≤15V"), (TYP, 139, "4"), (MAX, 139, "9"), (UNIT, 139, "mA")]
     path = tmp_path_factory.mktemp("pdf") / "variants.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -63,16 +63,16 @@ def flags(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str, c
 
 def test_a_row_under_a_merged_conditions_cell_is_read_as_its_block(switching: DatasheetIndex) -> None:
     conditions = ["IC = 30A, VCC = 400V", "VGE = +15V, RG = 3.3Ω", "TJ = 125°C"]
-    right = flags(switching, "Turn-off delay time at 125 C", {"typical": 140, "max": 160, "unit": "ns"},
-                  "Turn-off delay time — 140 160", conditions)
+    right = flags(switching, "Turn-off delay time at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
+                  "Turn-off delay time — 150 175", conditions)
     assert not right & {"field_mismatch", "condition_elsewhere"}
     # Another condition still contradicts the row.
-    wrong = flags(switching, "Turn-off delay time at 125 C", {"typical": 140, "max": 160, "unit": "ns"},
-                  "Turn-off delay time — 140 160", ["TJ = 25°C"])
+    wrong = flags(switching, "Turn-off delay time at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
+                  "Turn-off delay time — 150 175", ["TJ = 25°C"])
     assert "field_mismatch" in wrong
 
 
 def test_a_variant_named_on_its_condition_cells_wrapped_line_is_the_requested_one(variants: DatasheetIndex) -> None:
-    right = flags(variants, "Quiet current, QR1117-3.3", {"typical": 5, "max": 10, "unit": "mA"},
-                  "Quiet current QR1117-1.8 5 10 mA", ["QR1117-3.3"])
+    right = flags(variants, "Quiet current, QR1117-3.3", {"typical": 4, "max": 9, "unit": "mA"},
+                  "Quiet current QR1117-1.8 4 9 mA", ["QR1117-3.3"])
     assert "other_variant" not in right

@@ -27,19 +27,19 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (NAME, 120, "Load-Drain Charge"), (SYMBOL, 120, "QLD"), (COND, 120, "VL = 5 V"), (MIN, 120, "-"),
             (TYP, 120, "-"), (MAX, 120, "31"), (UNIT, 120, "nC"),
             (NAME, 140, "Working voltage"), (SYMBOL, 140, "VW"), (UNIT, 140, "V"),
-            (COND, 134, "XY100A"), (MIN, 134, "2.0"), (MAX, 134, "5.5"),
-            (COND, 146, "XY200A"), (MIN, 146, "2.2"), (MAX, 146, "5.5"),
+            (COND, 134, "XY100A"), (MIN, 134, "2.3"), (MAX, 134, "5.2"),
+            (COND, 146, "XY200A"), (MIN, 146, "2.4"), (MAX, 146, "5.2"),
             (NAME, 200, "Lowest working voltage"), (SYMBOL, 200, "VWL"), (UNIT, 200, "V"),
-            (COND, 194, "XY100A"), (MAX, 194, "1.0"),
+            (COND, 194, "XY100A"), (MAX, 194, "1.1"),
             (COND, 206, "XY200A"), (MAX, 206, "1.2"),
             (NAME, 240, "Drop voltage"), (SYMBOL, 240, "VD"), (COND, 240, "IL = 100mA"), (TYP, 240, "1.10"),
             (MAX, 240, "1.20"), (UNIT, 240, "V"),
             (COND, 252, "IL = 800mA"), (TYP, 252, "1.20"), (MAX, 252, "1.30"), (UNIT, 252, "V"),
             (NAME, 264, "Load limit"), (SYMBOL, 264, "IL"), (TYP, 264, "900"), (UNIT, 264, "mA"),
             (NAME, 284, "Lowest drop voltage"), (SYMBOL, 284, "VDL"), (TYP, 284, "0.9"), (UNIT, 284, "V"),
-            (NAME, 310, "Specified heat range"), (SYMBOL, 310, "TA"), (MIN, 310, "-40"), (MAX, 310, "+125"),
+            (NAME, 310, "Specified heat range"), (SYMBOL, 310, "TA"), (MIN, 310, "-20"), (MAX, 310, "+95"),
             (UNIT, 310, "°C"),
-            (NAME, 322, "Working heat range"), (SYMBOL, 322, "TA"), (MIN, 322, "-40"), (MAX, 322, "+125"),
+            (NAME, 322, "Working heat range"), (SYMBOL, 322, "TA"), (MIN, 322, "-20"), (MAX, 322, "+95"),
             (UNIT, 322, "°C"),
             # A name cell wider than its column, running on past the Conditions column's edge.
             (NAME + 80, 350, "Maximum available output power"), (TYP, 350, "0"), (MAX, 350, "4"),
@@ -66,14 +66,14 @@ def test_a_neighbouring_parameters_row_is_flagged(document: DatasheetIndex) -> N
 
 
 def test_a_sub_row_reads_its_blocks_name(document: DatasheetIndex) -> None:
-    wrong = verdict(document, "Working supply voltage, XY100A", {"max": 1.0, "unit": "V"}, "XY100A 1.0", ["XY100A"])
+    wrong = verdict(document, "Working supply voltage, XY100A", {"max": 1.1, "unit": "V"}, "XY100A 1.1", ["XY100A"])
     assert wrong.findings and "Lowest" not in wrong.findings[0].evidence["rows"][0]["named_row"]
-    assert not verdict(document, "Working supply voltage, XY100A", {"min": 2.0, "max": 5.5, "unit": "V"},
-                       "XY100A 2.0 5.5", ["XY100A"]).findings
+    assert not verdict(document, "Working supply voltage, XY100A", {"min": 2.3, "max": 5.2, "unit": "V"},
+                       "XY100A 2.3 5.2", ["XY100A"]).findings
 
 
 def test_a_row_named_as_requested_is_not_judged_against_others(document: DatasheetIndex) -> None:
-    assert not verdict(document, "Lowest working voltage, XY100A", {"max": 1.0, "unit": "V"}, "XY100A 1.0",
+    assert not verdict(document, "Lowest working voltage, XY100A", {"max": 1.1, "unit": "V"}, "XY100A 1.1",
                        ["XY100A"]).findings
 
 
@@ -90,8 +90,8 @@ def test_a_sub_row_under_the_requested_name_stays_unflagged(document: DatasheetI
 
 
 def test_the_same_figures_on_the_better_named_row_stay_unflagged(document: DatasheetIndex) -> None:
-    assert not verdict(document, "Working heat range", {"min": -40, "max": 125, "unit": "degC"},
-                       "TA -40 +125 °C").findings
+    assert not verdict(document, "Working heat range", {"min": -20, "max": 95, "unit": "degC"},
+                       "TA -20 +95 °C").findings
 
 
 def test_a_name_running_past_the_conditions_columns_edge_is_read_whole(document: DatasheetIndex) -> None:

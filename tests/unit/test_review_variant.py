@@ -85,8 +85,8 @@ def grade_columns(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     page = [(NAME, 60, "Absolute maximum ratings"),
             (NAME, 80, "Symbol"), (GRADE, 80, "Parameter"), (TYP, 80, "Value"), (UNIT + 40, 80, "Unit"),
             (330, 100, "QX531"), (380, 100, "QX532"), (430, 100, "QX533"),
-            (NAME, 120, "VRB"), (GRADE - 40, 120, "Reverse voltage"), (335, 120, "45"), (385, 120, "60"),
-            (435, 120, "80"), (UNIT + 40, 120, "V"),
+            (NAME, 120, "VRB"), (GRADE - 40, 120, "Reverse voltage"), (335, 120, "40"), (385, 120, "55"),
+            (435, 120, "70"), (UNIT + 40, 120, "V"),
             (NAME, 140, "IF"), (GRADE - 40, 140, "Forward current"), (385, 140, "8"), (UNIT + 40, 140, "A")]
     path = tmp_path_factory.mktemp("pdf") / "grades.pdf"
     placed_pdf([page], path=path)
@@ -100,10 +100,10 @@ def columns_verdict(index: DatasheetIndex, value: dict[str, Any], quote: str) ->
 
 
 def test_figures_under_part_name_columns_read_as_limits_are_flagged(grade_columns: DatasheetIndex) -> None:
-    [finding] = columns_verdict(grade_columns, {"min": 45, "typical": 60, "max": 80, "unit": "V"},
-                                "Reverse voltage 45 60 80 V").findings
+    [finding] = columns_verdict(grade_columns, {"min": 40, "typical": 55, "max": 70, "unit": "V"},
+                                "Reverse voltage 40 55 70 V").findings
     assert set(finding.evidence["rows"][0]["columns"].values()) == {"QX531", "QX532", "QX533"}
 
 
 def test_one_figure_under_its_variants_column_stays_unflagged(grade_columns: DatasheetIndex) -> None:
-    assert not columns_verdict(grade_columns, {"max": 60, "unit": "V"}, "Reverse voltage 45 60 80 V").findings
+    assert not columns_verdict(grade_columns, {"max": 55, "unit": "V"}, "Reverse voltage 40 55 70 V").findings
