@@ -21,6 +21,7 @@ from app.detectors.plus_minus import PLUS_MINUS_RULES
 from app.detectors.quantity import QUANTITY_RULES
 from app.detectors.rating_table import RATING_TABLE_RULES
 from app.detectors.record import RunRecord, Submission
+from app.detectors.row_parameter import ROW_PARAMETER_RULES
 from app.detectors.rules import RULES, Context, Finding, Rule, Verdict, evaluate, fingerprint
 from app.detectors.severity import Severity
 from app.detectors.structural import STRUCTURAL_RULES
@@ -31,7 +32,7 @@ from app.documents.index import DatasheetIndex
 #: Every rule an audit evaluates, in the order its verdicts are reported.
 ALL_RULES: tuple[Rule, ...] = (
     *RULES, *ANSWER_RULES, *STRUCTURAL_RULES, *QUANTITY_RULES, *PLUS_MINUS_RULES, *VARIANT_RULES,
-    *RATING_TABLE_RULES, *SUMMARY_RULES, *CONDITION_RULES, *FIGURE_TEXT_RULES, *DOCUMENT_RULES,
+    *RATING_TABLE_RULES, *ROW_PARAMETER_RULES, *SUMMARY_RULES, *CONDITION_RULES, *FIGURE_TEXT_RULES, *DOCUMENT_RULES,
 )
 
 

@@ -6,8 +6,9 @@ row the value came from (with the lines a condition cell wraps onto, its table's
 located text) does not name the condition's symbol at all, nor prints its value as a cell of its own (a ``6.0V``
 under a ``VCC`` column), the value was read from another specification: an absolute rating, a feature line,
 another test point. The row stating the condition must be one of the requested parameter's: its label, or that
-of the named row its unnamed sub-row belongs to, names a word of the parameter's name (a condition set for
-another parameter, an input rise time at the same supply, says nothing of this one). A row that names the
+of the named row its unnamed sub-row belongs to, names half the words of the parameter's name at least (a
+condition set for another parameter, an input rise time at the same supply, says nothing of this one; nor does
+a neighbouring parameter sharing one generic word, ``Rise time`` for ``Turn-off delay time``). A row that names the
 symbol with another value is ``field_mismatch``'s; temperatures are left out (a table, or the whole document,
 sets the ambient temperature once, far from any row).
 """
@@ -92,9 +93,16 @@ def _label(row: Row, right: float) -> set[str]:
     return _name_words(" ".join(w.text for w in row.words if w.x1 <= right))
 
 
+def _names(name: set[str], label: set[str]) -> bool:
+    """Whether a row's label names the parameter: half of its name's words at least, one at least."""
+    shared = len(name & label)
+    return shared > 0 and 2 * shared >= len(name)
+
+
 def _names_parameter(rows: list[Row], row: Row, setting: re.Match[str], name: set[str]) -> bool:
     """Whether a row stating a condition is one of the requested parameter's: its label (the words left of the
-    condition, with a name cell's lines wrapped above or below it) names a word of the parameter's name, or, on
+    condition, with a name cell's lines wrapped above or below it) names half the words of the parameter's name
+    at least (``Rise time`` shares one word of four with ``Turn-off delay time``: another parameter), or, on
     an unnamed sub-row, the label of the nearest named row above or below does (a name printed once for a block
     of sub-rows). A condition stated for another parameter says nothing of this one."""
     start = len(row.text[:setting.start()].split())
@@ -104,11 +112,11 @@ def _names_parameter(rows: list[Row], row: Row, setting: re.Match[str], name: se
         # A name cell wrapping onto a line of its own just above or below ("Gain bandwidth product" over "GBP").
         wrapped = [r for r in rows if r is not row and abs(r.y - row.y) <= NAME_LINES * row.height
                    and not _DIGIT.search(r.text)]
-        return bool(name & own) or any(name & _label(r, right) for r in wrapped)
+        return _names(name, own) or any(_names(name, _label(r, right)) for r in wrapped)
     labelled = [r for r in rows if r is not row and abs(r.y - row.y) <= BLOCK_LINES * row.height and _label(r, right)]
     above = max((r for r in labelled if r.y < row.y), key=lambda r: r.y, default=None)
     below = min((r for r in labelled if r.y > row.y), key=lambda r: r.y, default=None)
-    return any(name & _label(r, right) for r in (above, below) if r is not None)
+    return any(_names(name, _label(r, right)) for r in (above, below) if r is not None)
 
 
 def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str, name: set[str]) -> list[tuple[int, Row]]:
@@ -192,7 +200,7 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
 
 
 CONDITION_RULES: tuple[Rule, ...] = (
-    Rule("condition_elsewhere", "3", Severity.warning,
+    Rule("condition_elsewhere", "4", Severity.warning,
          "The requested condition is stated on another row of the document, not on the value's own row.",
          _condition_elsewhere),
 )

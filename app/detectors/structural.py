@@ -172,16 +172,23 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
 
 def table_heading(index: DatasheetIndex, header: Header) -> str:
     """The lines of text just above a table's header row: its caption and the conditions it sets for every row
-    (``VCC = 5V, TA = 25°C``). Rows with column gaps belong to a table above and end the heading."""
+    (``VCC = 5V, TA = 25°C``). Rows with column gaps, or printing a figure or a dash in a cell of its own, belong
+    to a table above and end the heading (a row of long names and conditions has mostly narrow gaps)."""
     rows = [r for r in visual_rows(index, index.page(header.page)) if r.y < header.y]
     heading: list[str] = []
     below = header.y
     for row in reversed(rows[-MAX_HEADING_ROWS:]):
-        if below - row.y > MAX_HEADING_GAP_LINES * row.height or is_tabular(row):
+        if below - row.y > MAX_HEADING_GAP_LINES * row.height or is_tabular(row) or _prints_cell(row):
             break
         heading.insert(0, row.text)
         below = row.y
     return " ".join(heading)
+
+
+def _prints_cell(row: Row) -> bool:
+    """Whether a row prints a figure or a dash standing apart from its neighbours, as a table cell does."""
+    return any((plain_number(w) is not None or w.text.strip() in _DASHES)
+               and stands_apart(row, [w.x0, w.y0, w.x1, w.y1]) for w in row.words)
 
 
 def is_tabular(row: Row) -> bool:
@@ -441,7 +448,9 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     context_units = [w.text for w in cells.get("unit", []) if plausibility.parse_unit(w.text) is not None][:1]
     if not _unnamed_value_column(row, header, shown, unit, cells, context_units):
         mismatches.extend(_omitted_fields(value_index, shown, unit, cells, context_units))
-    unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text)]
+    # A condition's symbol standing near the unit column (``TJ = 125°C``, the row's unit in a cell merged over
+    # its neighbours) is no unit cell.
+    unit_cells = [w.text for w in cells.get("unit", []) if tokens(w.text) and not _opens_condition(row, w)]
     if unit and unit_cells:
         printed_unit = unit_cells[0]
         if plausibility.compatible(_temperature_letter(unit, printed_unit), printed_unit) is False:
@@ -449,6 +458,12 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
                                        f"the unit column says {printed_unit}, but the answer is in {unit}",
                                        {"unit": unit, "unit_column": printed_unit}))
     return mismatches, evidence
+
+
+def _opens_condition(row: Row, word: Word) -> bool:
+    position = row.words.index(word)
+    after = row.words[position + 1].text if position + 1 < len(row.words) else ""
+    return "=" in word.text or after.startswith("=")
 
 
 def _temperature_letter(unit: str, printed_unit: str) -> str:
@@ -491,7 +506,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "6", Severity.warning,
+    Rule("field_mismatch", "7", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

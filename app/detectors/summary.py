@@ -99,6 +99,18 @@ def _table_rows(index: DatasheetIndex) -> list[tuple[int, Row, Header]]:
     return index.memo("summary_table_rows", build)
 
 
+def group_name(index: DatasheetIndex, page: int, row: Row, header: Header) -> str:
+    """The name of the group an indented row belongs to (``Supply Current`` over ``Normal Mode`` and ``Shutdown
+    Mode``): the nearest line above it in its table that starts left of it and prints no figure; empty when a less
+    indented line printing figures (a parameter of its own) comes first."""
+    if not row.words:
+        return ""
+    for line in reversed([r for r in visual_rows(index, index.page(page)) if header.y < r.y < row.y]):
+        if line.words and line.words[0].x0 < row.words[0].x0 - 2:
+            return "" if any(plain_number(w) is not None for w in line.words) else line.text
+    return ""
+
+
 def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[str, Any] | None:
     """A table row stating the requested parameter with limits ``value`` leaves out, or ``None``."""
     wanted = _name_words(name)
@@ -107,7 +119,11 @@ def fuller_row(index: DatasheetIndex, name: str, value: dict[str, Any]) -> dict[
         return None
     unit = value.get("unit")
     for page, row, header in _table_rows(index):
-        if not wanted <= set(_WORD.findall(row.text.casefold())) or another_quantity(_row_figures(row)[0], name):
+        own = set(_WORD.findall(row.text.casefold()))
+        # An indented row naming part of the parameter (``Shutdown Mode``) is read with its group's name; one
+        # naming none of it (a variant's sub-row) is not.
+        named = own | set(_WORD.findall(group_name(index, page, row, header).casefold())) if wanted & own else own
+        if not wanted <= named or another_quantity(_row_figures(row)[0], name):
             continue
         cells = placed_cells(row, header)
         numbers = {role: n for role in ("min", "typical", "max") for w in cells.get(role, [])[:1]
@@ -225,6 +241,6 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (
-    Rule("partial_summary", "3", Severity.warning,
+    Rule("partial_summary", "4", Severity.warning,
          "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
 )

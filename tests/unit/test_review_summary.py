@@ -128,3 +128,31 @@ def test_a_row_naming_another_quantity_of_the_parameter_is_not_its_table_row(qua
     [finding] = verdict(qualified, {"typical": 3, "unit": "mV"}, "output voltage drift stays near 3 mV", 1,
                         name="Output voltage drift").findings
     assert finding.evidence["rows"][0]["row_text"].startswith("Output voltage drift")
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    features = [(NAME, 60, "Features"), (NAME, 80, "Idle draw of 1.5 µA"), (NAME, 92, "Small package")]
+    table = [(NAME, 80, "Parameter"), (MIN, 80, "Min"), (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+             (NAME, 100, "Draw"),
+             (NAME + 10, 112, "Awake Mode"), (TYP, 112, "1.4"), (MAX, 112, "2.0"), (UNIT, 112, "mA"),
+             (NAME + 10, 124, "Idle Mode"), (TYP, 124, "0.3"), (MAX, 124, "1.5"), (UNIT, 124, "µA"),
+             (NAME, 144, "Leak current"),
+             (NAME + 10, 156, "QX410A, QX420A"), (TYP, 156, "3"), (MAX, 156, "12"), (UNIT, 156, "nA"),
+             (NAME + 10, 168, "QX410, QX420"), (TYP, 168, "4"), (MAX, 168, "40"), (UNIT, 168, "nA")]
+    features += [(NAME, 104, "Low leak current: 3 nA")]
+    path = tmp_path_factory.mktemp("pdf") / "grouped.pdf"
+    placed_pdf([features, table], path=path)
+    return open_index(path)
+
+
+def test_a_row_indented_under_its_group_name_states_the_parameter(grouped: DatasheetIndex) -> None:
+    [finding] = verdict(grouped, {"typical": 1.5, "unit": "uA"}, "Idle draw of 1.5 µA", 1, name="Idle draw").findings
+    assert finding.evidence["rows"][0]["row_text"].startswith("Idle Mode")
+    assert not verdict(grouped, {"typical": 0.3, "max": 1.5, "unit": "uA"}, "Idle draw of 1.5 µA", 1,
+                       name="Idle draw").findings
+
+
+def test_a_variants_sub_row_is_not_read_with_its_group_name(grouped: DatasheetIndex) -> None:
+    assert not verdict(grouped, {"typical": 3, "unit": "nA"}, "Low leak current: 3 nA", 1,
+                       name="Leak current").findings

@@ -32,7 +32,7 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
     request = {"name": "Bias current", "unit": "nA", "conditions": conditions}
-    [result] = audit_answer(index, value, quote, request, VARIANT_RULES)
+    [result] = audit_answer(index, value, quote, request, [r for r in VARIANT_RULES if r.name == "other_variant"])
     return result
 
 
@@ -78,3 +78,32 @@ def test_a_row_naming_no_variant_is_read_under_its_tables_heading(per_variant_ta
                    ["QX78L05"]).findings
     assert not verdict(per_variant_tables, {"typical": 62, "max": 70, "unit": "dB"}, "Ripple rejection 62 70 dB",
                        ["QX78L05"]).findings
+
+
+@pytest.fixture(scope="module")
+def grade_columns(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Absolute maximum ratings"),
+            (NAME, 80, "Symbol"), (GRADE, 80, "Parameter"), (TYP, 80, "Value"), (UNIT + 40, 80, "Unit"),
+            (330, 100, "QX531"), (380, 100, "QX532"), (430, 100, "QX533"),
+            (NAME, 120, "VRB"), (GRADE - 40, 120, "Reverse voltage"), (335, 120, "40"), (385, 120, "55"),
+            (435, 120, "70"), (UNIT + 40, 120, "V"),
+            (NAME, 140, "IF"), (GRADE - 40, 140, "Forward current"), (385, 140, "8"), (UNIT + 40, 140, "A")]
+    path = tmp_path_factory.mktemp("pdf") / "grades.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def columns_verdict(index: DatasheetIndex, value: dict[str, Any], quote: str) -> Any:
+    request = {"name": "Reverse voltage, QX532", "unit": "V", "conditions": ["QX532"]}
+    [result] = audit_answer(index, value, quote, request, [r for r in VARIANT_RULES if r.name == "variant_columns"])
+    return result
+
+
+def test_figures_under_part_name_columns_read_as_limits_are_flagged(grade_columns: DatasheetIndex) -> None:
+    [finding] = columns_verdict(grade_columns, {"min": 40, "typical": 55, "max": 70, "unit": "V"},
+                                "Reverse voltage 40 55 70 V").findings
+    assert set(finding.evidence["rows"][0]["columns"].values()) == {"QX531", "QX532", "QX533"}
+
+
+def test_one_figure_under_its_variants_column_stays_unflagged(grade_columns: DatasheetIndex) -> None:
+    assert not columns_verdict(grade_columns, {"max": 55, "unit": "V"}, "Reverse voltage 40 55 70 V").findings

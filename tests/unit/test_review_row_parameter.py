@@ -1,0 +1,99 @@
+"""other_parameter_row: a value read from a row naming another parameter while another row names the requested one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.detectors.row_parameter import ROW_PARAMETER_RULES, name_words
+from app.documents.cache import open_index
+from app.documents.index import DatasheetIndex
+from tests.support.pdfs import placed_pdf
+from tests.support.review import audit_answer
+
+NAME, SYMBOL, COND, MIN, TYP, MAX, UNIT = 40, 170, 220, 330, 380, 430, 480
+
+pytestmark = pytest.mark.usefixtures("isolated_index_cache")
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Dynamic characteristics"),
+            (NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (COND, 80, "Conditions"), (MIN, 80, "Min"),
+            (TYP, 80, "Typ"), (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Total Load Charge"), (SYMBOL, 100, "QL"), (MIN, 100, "-"), (TYP, 100, "-"),
+            (MAX, 100, "180"), (UNIT, 100, "nC"),
+            (NAME, 120, "Load-Drain Charge"), (SYMBOL, 120, "QLD"), (COND, 120, "VL = 5 V"), (MIN, 120, "-"),
+            (TYP, 120, "-"), (MAX, 120, "31"), (UNIT, 120, "nC"),
+            (NAME, 140, "Working voltage"), (SYMBOL, 140, "VW"), (UNIT, 140, "V"),
+            (COND, 134, "XY100A"), (MIN, 134, "2.3"), (MAX, 134, "5.2"),
+            (COND, 146, "XY200A"), (MIN, 146, "2.4"), (MAX, 146, "5.2"),
+            (NAME, 200, "Lowest working voltage"), (SYMBOL, 200, "VWL"), (UNIT, 200, "V"),
+            (COND, 194, "XY100A"), (MAX, 194, "1.1"),
+            (COND, 206, "XY200A"), (MAX, 206, "1.2"),
+            (NAME, 240, "Drop voltage"), (SYMBOL, 240, "VD"), (COND, 240, "IL = 100mA"), (TYP, 240, "1.10"),
+            (MAX, 240, "1.20"), (UNIT, 240, "V"),
+            (COND, 252, "IL = 800mA"), (TYP, 252, "1.20"), (MAX, 252, "1.30"), (UNIT, 252, "V"),
+            (NAME, 264, "Load limit"), (SYMBOL, 264, "IL"), (TYP, 264, "900"), (UNIT, 264, "mA"),
+            (NAME, 284, "Lowest drop voltage"), (SYMBOL, 284, "VDL"), (TYP, 284, "0.9"), (UNIT, 284, "V"),
+            (NAME, 310, "Specified heat range"), (SYMBOL, 310, "TA"), (MIN, 310, "-20"), (MAX, 310, "+95"),
+            (UNIT, 310, "°C"),
+            (NAME, 322, "Working heat range"), (SYMBOL, 322, "TA"), (MIN, 322, "-20"), (MAX, 322, "+95"),
+            (UNIT, 322, "°C"),
+            # A name cell wider than its column, running on past the Conditions column's edge.
+            (NAME + 80, 350, "Maximum available output power"), (TYP, 350, "0"), (MAX, 350, "4"),
+            (UNIT, 350, "dBm"),
+            (NAME, 370, "Available output power"), (SYMBOL, 370, "PAV"), (MAX, 370, "2"), (UNIT, 370, "dBm")]
+    path = tmp_path_factory.mktemp("pdf") / "rows.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str,
+            conditions: list[str] | None = None) -> Any:
+    request = {"name": name, "unit": value["unit"], "conditions": conditions or []}
+    [result] = audit_answer(index, value, quote, request, ROW_PARAMETER_RULES)
+    return result
+
+
+def test_a_neighbouring_parameters_row_is_flagged(document: DatasheetIndex) -> None:
+    [finding] = verdict(document, "Total load charge", {"max": 31, "unit": "nC"},
+                        "Load-Drain Charge QLD VL = 5 V - - 31").findings
+    assert finding.evidence["rows"][0]["named_row"].startswith("Total Load Charge")
+    assert not verdict(document, "Total load charge", {"max": 180, "unit": "nC"},
+                       "Total Load Charge QL - - 180").findings
+
+
+def test_a_sub_row_reads_its_blocks_name(document: DatasheetIndex) -> None:
+    wrong = verdict(document, "Working supply voltage, XY100A", {"max": 1.1, "unit": "V"}, "XY100A 1.1", ["XY100A"])
+    assert wrong.findings and "Lowest" not in wrong.findings[0].evidence["rows"][0]["named_row"]
+    assert not verdict(document, "Working supply voltage, XY100A", {"min": 2.3, "max": 5.2, "unit": "V"},
+                       "XY100A 2.3 5.2", ["XY100A"]).findings
+
+
+def test_a_row_named_as_requested_is_not_judged_against_others(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Lowest working voltage, XY100A", {"max": 1.1, "unit": "V"}, "XY100A 1.1",
+                       ["XY100A"]).findings
+
+
+def test_name_words_leave_symbols_and_clipped_duplicates_out() -> None:
+    assert name_words("VCEO collector-emitter voltages Qgs VSENSE") == name_words("collector emitter voltage")
+    assert name_words("Operating voltage oltage") == name_words("operating voltage")
+    assert name_words("charger") == name_words("charge")
+
+
+def test_a_sub_row_under_the_requested_name_stays_unflagged(document: DatasheetIndex) -> None:
+    # The nearest named row is the next parameter's, below; the block's own name stands above.
+    assert not verdict(document, "Drop voltage at 800 mA", {"typical": 1.2, "max": 1.3, "unit": "V"},
+                       "IL = 800mA 1.20 1.30 V").findings
+
+
+def test_the_same_figures_on_the_better_named_row_stay_unflagged(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Working heat range", {"min": -20, "max": 95, "unit": "degC"},
+                       "TA -20 +95 °C").findings
+
+
+def test_a_name_running_past_the_conditions_columns_edge_is_read_whole(document: DatasheetIndex) -> None:
+    assert not verdict(document, "Maximum available output power", {"typical": 0, "max": 4, "unit": "dBm"},
+                       "Maximum available output power 0 4").findings
