@@ -44,7 +44,7 @@ class Leak:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.kind} of sealed claim {self.claim_id}: {self.text!r}"
+        return f"{self.path}: {self.kind} of claim {self.claim_id}: {self.text!r}"
 
 
 def normalise(text: str) -> str:

@@ -59,8 +59,8 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     # The same quantity in other units still meets it.
     assert _condition("IL = 250 mA", "IL = 0.25 A") == 1.0
     # A condition that is a quantity alone, printed under another prefix, is met; another value is not.
-    assert _condition("2 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") == 1.0
-    assert _condition("1 Mbps", "Sensitivity at 0.1%BER (@2000kbps)") < 0.5
+    assert _condition("1 Mbps", "Sensitivity at 1% PER (@1000kbps)") == 1.0
+    assert _condition("2 Mbps", "Sensitivity at 1% PER (@1000kbps)") < 0.5
 
 
 def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:

@@ -166,7 +166,7 @@ def test_a_resistance_prefix_spaced_from_ohm_is_part_of_the_unit() -> None:
 
 
 @pytest.mark.parametrize(("text", "low", "high"), [
-    ("VDD............................- 0.3V to + 3.6V", -0.3, 3.6),
+    ("VIO.....................- 0.5V to + 5.5V", -0.5, 5.5),
     ("Supply voltages VDD .... - 0.3V to + 3.6V", -0.3, 3.6),
     ("VI.................................. - 0.3V to 5.25V", -0.3, 5.25),
 ])

@@ -63,11 +63,11 @@ def flags(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str, c
 
 def test_a_row_under_a_merged_conditions_cell_is_read_as_its_block(switching: DatasheetIndex) -> None:
     conditions = ["IC = 30A, VCC = 400V", "VGE = +15V, RG = 3.3Ω", "TJ = 125°C"]
-    right = flags(switching, "Turn-off delay time at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
+    right = flags(switching, "Turn-off delay at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
                   "Turn-off delay time — 150 175", conditions)
     assert not right & {"field_mismatch", "condition_elsewhere"}
     # Another condition still contradicts the row.
-    wrong = flags(switching, "Turn-off delay time at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
+    wrong = flags(switching, "Turn-off delay at 125 C", {"typical": 150, "max": 175, "unit": "ns"},
                   "Turn-off delay time — 150 175", ["TJ = 25°C"])
     assert "field_mismatch" in wrong
 
