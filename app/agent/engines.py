@@ -30,7 +30,8 @@ from app.agent.tools import DocumentToolRunner, ToolRunner, tool_surface_version
 from app.agent.transport import Capabilities
 from app.contracts import ENGINE_NAMES, Engine
 from app.dispatch import propagation, semconv, telemetry
-from app.documents.index import DatasheetIndex
+from app.documents import tables as table_builder
+from app.documents.index import DatasheetIndex, PageInfo
 
 AUTO, AGENTIC, SINGLE_PASS = Engine.AUTO.value, Engine.AGENTIC.value, Engine.SINGLE_PASS.value
 ENGINES = ENGINE_NAMES
@@ -41,6 +42,9 @@ CONTEXT_HEADROOM = 0.8  # share of the context window the document may take (pro
 PROMPT_OVERHEAD_TOKENS = 2_000
 PDF_TOKENS_PER_PAGE = 1_500  # native PDF input bills each page as an image plus its text
 IMAGE_DPI = 100
+# Where a page's tables go in the single-pass text document: in place of the table region's lines of the text
+# layer (False: after the page's whole text, which then still holds the region's cells one per line).
+TABLES_IN_PLACE = False
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,67 @@ def _document_mode(index: DatasheetIndex, caps: Capabilities, model: ModelConfig
 
 
 def _estimated_tokens(index: DatasheetIndex, mode: str | None) -> int:
-    text_tokens = sum(len(p.text or "") for p in index.pages) // CHARS_PER_TOKEN
+    """The prompt's size as the router compares it with the context window: in text mode the single-pass
+    document exactly as it would be sent (text layer and tables), else the text layer plus the pages' images."""
     if mode in ("pdf", "images"):
+        text_tokens = sum(len(p.text or "") for p in index.pages) // CHARS_PER_TOKEN
         return PROMPT_OVERHEAD_TOKENS + max(text_tokens, 0) + PDF_TOKENS_PER_PAGE * index.page_count
-    return PROMPT_OVERHEAD_TOKENS + text_tokens
+    return PROMPT_OVERHEAD_TOKENS + len(text_document(index)) // CHARS_PER_TOKEN
+
+
+def text_document(index: DatasheetIndex) -> str:
+    """The single-pass text document: each page's text layer with its tables as the table tool renders them
+    (markdown rows, under a ``[table N]`` line), so a row's parameter, conditions, limits and unit arrive together
+    instead of one cell per line. Built once per index."""
+    return index.memo("single_pass_text_document",
+                      lambda: prompts.document_block([_page_parts(index, page) for page in index.pages]))
+
+
+def _page_parts(index: DatasheetIndex, page: PageInfo) -> list[prompts.PagePart]:
+    text = page.text or ""
+    if not page.has_text:
+        return [text]
+    tables = [prompts.DocumentTable(number=i + 1, markdown=table.markdown(), title=table.title,
+                                    continued_from=page.number - 1
+                                    if table_builder.continued_from_previous_page(index, page.number, i) else None)
+              for i, table in enumerate(table_builder.page_tables(index, page.number))]
+    tables = [t for t in tables if t.markdown.strip()]
+    if not tables:
+        return [text]
+    if not TABLES_IN_PLACE:
+        return [text, *tables]
+    return _tables_in_place(page, text, tables, table_builder.page_tables(index, page.number))
+
+
+def _tables_in_place(page: PageInfo, text: str, tables: list[prompts.DocumentTable],
+                     found: list[table_builder.Table]) -> list[prompts.PagePart]:
+    """The page text with each table's region lines cut out and the table put where its first line was."""
+    by_number = {t.number: t for t in tables}
+    cuts: list[tuple[int, int, int]] = []  # start, end, table number
+    for line in page.lines:
+        if line.offset < 0 or text[line.offset:line.offset + len(line.text)] != line.text:
+            continue
+        cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+        for i, table in enumerate(found):
+            x0, y0, x1, y1 = table.bbox
+            if i + 1 in by_number and x0 <= cx <= x1 and y0 <= cy <= y1:
+                cuts.append((line.offset, line.offset + len(line.text), i + 1))
+                break
+    cuts.sort()
+    parts: list[prompts.PagePart] = []
+    placed: set[int] = set()
+    position = 0
+    for start, end, number in cuts:
+        if start < position:
+            continue
+        parts.append(text[position:start])
+        if number not in placed:
+            placed.add(number)
+            parts.append(by_number[number])
+        position = end
+    parts.append(text[position:])
+    parts.extend(t for t in tables if t.number not in placed)
+    return parts
 
 
 def route(index: DatasheetIndex, model: ModelConfig, requested: str = AUTO,
@@ -117,7 +178,7 @@ def _document(index: DatasheetIndex, mode: str, tool_runner: ToolRunner) -> str 
                 parts.append({"type": "image_url", "image_url": {"url": url}})
         parts.append({"type": "text", "text": "</document>"})
         return parts
-    return prompts.document_block([p.text for p in index.pages])
+    return text_document(index)
 
 
 def _identity(model: ModelConfig, context: RunContext) -> dict[str, Any]:

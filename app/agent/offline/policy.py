@@ -34,6 +34,9 @@ TEXT_ONLY_FLOOR = 0.4
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
+# A single-pass document carries each page's tables as markdown between these lines (``prompts.table_block``).
+_TABLE_OPEN = re.compile(r"^\[table (\d+)\](?: (.*?))?(?: \(continued from page (\d+)\))?\s*$")
+_TABLE_CLOSE = re.compile(r"^\[end of table (\d+)\]\s*$")
 
 
 @dataclass
@@ -66,6 +69,43 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
     return pages
 
 
+@dataclass
+class DocumentTable:
+    """A table a single-pass document carries for ``page``: its markdown rows, title and continuation."""
+
+    page: int
+    markdown: str
+    title: str = ""
+    continued: bool = False
+
+
+def split_document(text: str) -> tuple[str, list[DocumentTable]]:
+    """A single-pass document's text layer (page markers kept) and, apart, the tables printed under
+    ``[table N]`` lines; a table whose closing line is missing is read as text."""
+    kept: list[str] = []
+    tables: list[DocumentTable] = []
+    page: int | None = None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        marker = _PAGE_MARKER.match(line)
+        if marker:
+            page = int(marker.group(1))
+        opening = _TABLE_OPEN.match(line) if page is not None else None
+        if opening:
+            end = next((j for j in range(i + 1, len(lines))
+                        if (m := _TABLE_CLOSE.match(lines[j])) and m.group(1) == opening.group(1)), None)
+            if end is not None and all(row.strip().startswith("|") for row in lines[i + 1:end] if row.strip()):
+                tables.append(DocumentTable(page or 1, "\n".join(lines[i + 1:end]), (opening.group(2) or "").strip(),
+                                            opening.group(3) is not None))
+                i = end + 1
+                continue
+        kept.append(line)
+        i += 1
+    return "\n".join(kept), tables
+
+
 @lru_cache(maxsize=2048)
 def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool = False) -> tuple[Table, ...]:
     tables = parse_markdown_tables(markdown, page)
@@ -76,12 +116,22 @@ def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool 
     return tuple(tables)
 
 
+@lru_cache(maxsize=64)
+def _split_document_cached(text: str) -> tuple[str, tuple[DocumentTable, ...]]:
+    kept, tables = split_document(text)
+    return kept, tuple(tables)
+
+
 def gather(conv: Conversation) -> Evidence:
     evidence = Evidence()
     last_read: int | None = None
     if conv.document_text:
-        evidence.page_lines.update(split_pages(conv.document_text, default_page=1))
-        evidence.cell_lines.update(split_pages(conv.document_text, default_page=1, keep_blank=True))
+        text, tables = _split_document_cached(conv.document_text)
+        evidence.page_lines.update(split_pages(text, default_page=1))
+        evidence.cell_lines.update(split_pages(text, default_page=1, keep_blank=True))
+        for table in tables:
+            evidence.tables.setdefault(table.page, []).extend(
+                _parsed_tables(table.markdown, table.page, table.title, table.continued))
     for exchange in conv.exchanges:
         if not exchange.ok or exchange.result is None:
             continue
