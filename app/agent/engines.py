@@ -42,9 +42,6 @@ CONTEXT_HEADROOM = 0.8  # share of the context window the document may take (pro
 PROMPT_OVERHEAD_TOKENS = 2_000
 PDF_TOKENS_PER_PAGE = 1_500  # native PDF input bills each page as an image plus its text
 IMAGE_DPI = 100
-# Where a page's tables go in the single-pass text document: in place of the table region's lines of the text
-# layer (False: after the page's whole text, which then still holds the region's cells one per line).
-TABLES_IN_PLACE = False
 
 
 @dataclass(frozen=True)
@@ -91,42 +88,10 @@ def _page_parts(index: DatasheetIndex, page: PageInfo) -> list[prompts.PagePart]
                                     if table_builder.continued_from_previous_page(index, page.number, i) else None)
               for i, table in enumerate(table_builder.page_tables(index, page.number))]
     tables = [t for t in tables if t.markdown.strip()]
-    if not tables:
-        return [text]
-    if not TABLES_IN_PLACE:
-        return [text, *tables]
-    return _tables_in_place(page, text, tables, table_builder.page_tables(index, page.number))
-
-
-def _tables_in_place(page: PageInfo, text: str, tables: list[prompts.DocumentTable],
-                     found: list[table_builder.Table]) -> list[prompts.PagePart]:
-    """The page text with each table's region lines cut out and the table put where its first line was."""
-    by_number = {t.number: t for t in tables}
-    cuts: list[tuple[int, int, int]] = []  # start, end, table number
-    for line in page.lines:
-        if line.offset < 0 or text[line.offset:line.offset + len(line.text)] != line.text:
-            continue
-        cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-        for i, table in enumerate(found):
-            x0, y0, x1, y1 = table.bbox
-            if i + 1 in by_number and x0 <= cx <= x1 and y0 <= cy <= y1:
-                cuts.append((line.offset, line.offset + len(line.text), i + 1))
-                break
-    cuts.sort()
-    parts: list[prompts.PagePart] = []
-    placed: set[int] = set()
-    position = 0
-    for start, end, number in cuts:
-        if start < position:
-            continue
-        parts.append(text[position:start])
-        if number not in placed:
-            placed.add(number)
-            parts.append(by_number[number])
-        position = end
-    parts.append(text[position:])
-    parts.extend(t for t in tables if t.number not in placed)
-    return parts
+    # After the whole page text rather than in place of the region's lines: the fidelity bench read more values
+    # right, and fewer wrong, with the text layer kept whole (it also holds the headings and notes around a
+    # table), at 1.45x the text layer's tokens against 1.15x.
+    return [text, *tables]
 
 
 def route(index: DatasheetIndex, model: ModelConfig, requested: str = AUTO,
