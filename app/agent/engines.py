@@ -49,7 +49,7 @@ class RouteDecision:
     engine: str
     reason: str
     document_mode: str | None = None  # single-pass input: text | pdf | images
-    estimated_tokens: int = 0
+    estimated_tokens: int = 0  # the single-pass prompt's size; 0 where the route did not need it (agentic)
 
 
 def _document_mode(index: DatasheetIndex, caps: Capabilities, model: ModelConfig) -> str | None:
@@ -99,20 +99,21 @@ def route(index: DatasheetIndex, model: ModelConfig, requested: str = AUTO,
     """The engine for this document and model, with a reason a person can check."""
     caps = caps or transport.capabilities(model)
     mode = _document_mode(index, caps, model)
-    tokens = _estimated_tokens(index, mode)
     if requested not in ENGINES:
         raise ValueError(f"unknown engine {requested!r}")
+    # The estimate is made where the decision or the prompt needs it: in text mode it builds every page's tables.
     if requested == AGENTIC:
-        return RouteDecision(AGENTIC, "requested", None, tokens)
+        return RouteDecision(AGENTIC, "requested", None)
     if requested == SINGLE_PASS:
-        return RouteDecision(SINGLE_PASS, "requested", mode or "text", tokens)
+        return RouteDecision(SINGLE_PASS, "requested", mode or "text", _estimated_tokens(index, mode or "text"))
     if model.is_offline:
-        return RouteDecision(AGENTIC, "the offline reader navigates with tools", None, tokens)
+        return RouteDecision(AGENTIC, "the offline reader navigates with tools", None)
     if mode is None:
-        return RouteDecision(AGENTIC, "no text layer, and the model takes neither PDF nor image input", None, tokens)
+        return RouteDecision(AGENTIC, "no text layer, and the model takes neither PDF nor image input", None)
     if index.page_count > caps.max_pdf_pages:
         return RouteDecision(AGENTIC, f"{index.page_count} pages exceed the page cap of {caps.max_pdf_pages} "
-                                      f"({caps.sources.get('max_pdf_pages')})", None, tokens)
+                                      f"({caps.sources.get('max_pdf_pages')})", None)
+    tokens = _estimated_tokens(index, mode)
     budget = int(caps.context_window * CONTEXT_HEADROOM)
     if tokens > budget:
         return RouteDecision(AGENTIC, f"about {tokens} tokens exceed {int(CONTEXT_HEADROOM * 100)}% of the "

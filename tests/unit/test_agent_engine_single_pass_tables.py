@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 
 from app.agent import prompts
-from app.agent.engines import CHARS_PER_TOKEN, PROMPT_OVERHEAD_TOKENS, _document, route, text_document
+from app.agent.engines import CHARS_PER_TOKEN, CONTEXT_HEADROOM, PROMPT_OVERHEAD_TOKENS, _document, route, text_document
 from app.agent.offline import register
 from app.agent.offline.policy import split_document
 from app.agent.registry import ModelConfig
@@ -130,3 +130,13 @@ def test_the_offline_reader_reads_the_row_of_the_asked_condition_and_its_quote_g
     assert (value["min"], value["typical"], value["unit"]) == (500, 700, "mW")
     (grounding,) = ground_values(index, answer["values"], answer["quote"], [answer["source_page"]])
     assert grounding.outcome == Outcome.grounded
+
+
+def test_a_document_whose_tables_overflow_the_window_goes_agentic(index: DatasheetIndex) -> None:
+    text_only = PROMPT_OVERHEAD_TOKENS + len(prompts.document_block([index.page(1).text])) // CHARS_PER_TOKEN
+    sent = route(index, _vllm()).estimated_tokens
+    window = int((text_only + sent) / 2 / CONTEXT_HEADROOM)
+    model = ModelConfig(alias="local", litellm_params={"model": "openai/local", "api_base": "http://127.0.0.1:1/v1"},
+                        model_info={"context_window": window})
+    decision = route(index, model)
+    assert decision.engine == "agentic" and f"about {sent} tokens exceed" in decision.reason
