@@ -128,6 +128,7 @@ def test_the_offline_reader_reads_the_row_of_the_asked_condition_and_its_quote_g
     assert answer["found"] is True and answer["source_page"] == 1
     value = answer["values"][0]
     assert (value["min"], value["typical"], value["unit"]) == (500, 700, "mW")
+    assert "text layer only" not in answer["reason"]  # read from the table, with its column structure
     (grounding,) = ground_values(index, answer["values"], answer["quote"], [answer["source_page"]])
     assert grounding.outcome == Outcome.grounded
 

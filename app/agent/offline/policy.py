@@ -28,8 +28,9 @@ CLEAR_CONFIDENCE = 0.75
 # Below this confidence the reader's answers are wrong about as often as right (the fidelity bench's calibration
 # bins): it declines instead, with the reading it would have given in the reason.
 ANSWER_FLOOR = 0.3
-# Read from the text layer alone (single pass), without the table structure that says which column a number sits
-# in, answers below this are right only about half the time on the fidelity bench's sets: declined instead.
+# Read from the text layer's lines (single pass, outside the document's tables), without the table structure
+# that says which column a number sits in, answers below this are right only about half the time on the
+# fidelity bench's sets: declined instead.
 TEXT_ONLY_FLOOR = 0.4
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
@@ -410,8 +411,10 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     cand = decision.best.candidate
     confidence = decision.confidence
     reason = decision.reason
-    if conv.document_text is not None:
-        # Single-pass: the text layer alone, without the table structure the table tool recovers.
+    # Single-pass, a value read from the text layer's lines rather than from one of the document's tables: without
+    # the table structure that says which column a number sits in.
+    text_only = conv.document_text is not None and cand.source == "line"
+    if text_only:
         confidence *= 0.8
         reason += "; read from the text layer only (no table structure)"
     checked = _cross_checked(conv, cand)
@@ -420,7 +423,7 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
         reason += "; the cross-check search did not find the value again on that page"
     elif checked:
         reason += "; cross-check search found the value again on that page"
-    floor = TEXT_ONLY_FLOOR if conv.document_text is not None else ANSWER_FLOOR
+    floor = TEXT_ONLY_FLOOR if text_only else ANSWER_FLOOR
     if confidence < floor:
         return _decline(f"{reason}; confidence {confidence:.2f} is below {floor}: declining rather than "
                         f"guessing")
