@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.agent.phases import Phase
@@ -49,6 +50,9 @@ AGENTIC_SYSTEM = (
 SINGLE_PASS_SYSTEM = (
     "You extract one requested parameter from one electronic-component datasheet, given in full in the user "
     'message between <document pages="N"> and </document>, with "--- page K ---" markers before each page. '
+    "Each page's text layer prints table cells one per line; the page's tables follow it as markdown rows, "
+    'each between a "[table N]" line (with the table\'s title) and an "[end of table N]" line, one row per line '
+    "with its parameter, conditions, limit columns and unit. "
     f"Read it, then call submit_extraction.\n\n{_ANSWER_RULES}\n\n{_UNTRUSTED}"
 )
 
@@ -86,12 +90,45 @@ def neutralise_tags(text: str) -> str:
     return _TAG_LOOKALIKE.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
 
 
-def document_block(page_texts: list[str]) -> str:
-    """The single-pass document: ``<document pages="N">`` with ``--- page K ---`` markers."""
-    parts = [f'<document pages="{len(page_texts)}">']
-    for number, body in enumerate(page_texts, start=1):
+@dataclass(frozen=True)
+class DocumentTable:
+    """One table of a page as the table tool renders it (markdown rows, header first), numbered from 1 on its
+    page; ``continued_from`` is the page whose table it continues."""
+
+    number: int
+    markdown: str
+    title: str | None = None
+    continued_from: int | None = None
+
+
+def table_block(table: DocumentTable) -> str:
+    """``[table N] title`` · the markdown rows · ``[end of table N]``; every line is document data, neutralised."""
+    head = f"[table {table.number}]"
+    title = " ".join((table.title or "").split())
+    if title:
+        head += f" {neutralise_tags(title)}"
+    if table.continued_from is not None:
+        head += f" (continued from page {table.continued_from})"
+    return "\n".join([head, neutralise_tags(table.markdown).strip(), f"[end of table {table.number}]"])
+
+
+PagePart = str | DocumentTable
+
+
+def document_block(pages: Sequence[str | Sequence[PagePart]]) -> str:
+    """The single-pass document: ``<document pages="N">`` with ``--- page K ---`` markers. A page is its text, or
+    its parts in reading order: text and tables (``table_block``)."""
+    parts = [f'<document pages="{len(pages)}">']
+    for number, page in enumerate(pages, start=1):
         parts.append(f"--- page {number} ---")
-        parts.append(neutralise_tags(body or "").rstrip())
+        if isinstance(page, str) or page is None:
+            parts.append(neutralise_tags(page or "").rstrip())
+            continue
+        for part in page:
+            if isinstance(part, DocumentTable):
+                parts.append(table_block(part))
+            elif part.strip():
+                parts.append(neutralise_tags(part).rstrip())
     parts.append("</document>")
     return "\n".join(parts)
 

@@ -40,7 +40,8 @@ def pages(count: int, chars_per_page: int = 3000, text_layer: str = "ok"):  # no
 def test_small_document_goes_single_pass_on_the_text_layer() -> None:
     decision = route(pages(20), vllm(context_window=128_000))
     assert (decision.engine, decision.document_mode) == ("single-pass", "text")
-    assert "fit" in decision.reason and decision.estimated_tokens == 2_000 + 20 * 3000 // 4
+    # The text layer plus the document's framing (page markers), as sent.
+    assert "fit" in decision.reason and 20 * 3000 // 4 < decision.estimated_tokens - 2_000 < 20 * 3100 // 4
 
 
 def test_a_document_over_the_context_window_goes_agentic() -> None:

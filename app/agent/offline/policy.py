@@ -28,12 +28,16 @@ CLEAR_CONFIDENCE = 0.75
 # Below this confidence the reader's answers are wrong about as often as right (the fidelity bench's calibration
 # bins): it declines instead, with the reading it would have given in the reason.
 ANSWER_FLOOR = 0.3
-# Read from the text layer alone (single pass), without the table structure that says which column a number sits
-# in, answers below this are right only about half the time on the fidelity bench's sets: declined instead.
+# Read from the text layer's lines (single pass, outside the document's tables), without the table structure
+# that says which column a number sits in, answers below this are right only about half the time on the
+# fidelity bench's sets: declined instead.
 TEXT_ONLY_FLOOR = 0.4
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
 _PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
+# A single-pass document carries each page's tables as markdown between these lines (``prompts.table_block``).
+_TABLE_OPEN = re.compile(r"^\[table (\d+)\](?: (.*?))?(?: \(continued from page (\d+)\))?\s*$")
+_TABLE_CLOSE = re.compile(r"^\[end of table (\d+)\]\s*$")
 
 
 @dataclass
@@ -66,6 +70,43 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
     return pages
 
 
+@dataclass
+class DocumentTable:
+    """A table a single-pass document carries for ``page``: its markdown rows, title and continuation."""
+
+    page: int
+    markdown: str
+    title: str = ""
+    continued: bool = False
+
+
+def split_document(text: str) -> tuple[str, list[DocumentTable]]:
+    """A single-pass document's text layer (page markers kept) and, apart, the tables printed under
+    ``[table N]`` lines; a table whose closing line is missing is read as text."""
+    kept: list[str] = []
+    tables: list[DocumentTable] = []
+    page: int | None = None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        marker = _PAGE_MARKER.match(line)
+        if marker:
+            page = int(marker.group(1))
+        opening = _TABLE_OPEN.match(line) if page is not None else None
+        if opening:
+            end = next((j for j in range(i + 1, len(lines))
+                        if (m := _TABLE_CLOSE.match(lines[j])) and m.group(1) == opening.group(1)), None)
+            if end is not None and all(row.strip().startswith("|") for row in lines[i + 1:end] if row.strip()):
+                tables.append(DocumentTable(page or 1, "\n".join(lines[i + 1:end]), (opening.group(2) or "").strip(),
+                                            opening.group(3) is not None))
+                i = end + 1
+                continue
+        kept.append(line)
+        i += 1
+    return "\n".join(kept), tables
+
+
 @lru_cache(maxsize=2048)
 def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool = False) -> tuple[Table, ...]:
     tables = parse_markdown_tables(markdown, page)
@@ -76,12 +117,22 @@ def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool 
     return tuple(tables)
 
 
+@lru_cache(maxsize=64)
+def _split_document_cached(text: str) -> tuple[str, tuple[DocumentTable, ...]]:
+    kept, tables = split_document(text)
+    return kept, tuple(tables)
+
+
 def gather(conv: Conversation) -> Evidence:
     evidence = Evidence()
     last_read: int | None = None
     if conv.document_text:
-        evidence.page_lines.update(split_pages(conv.document_text, default_page=1))
-        evidence.cell_lines.update(split_pages(conv.document_text, default_page=1, keep_blank=True))
+        text, tables = _split_document_cached(conv.document_text)
+        evidence.page_lines.update(split_pages(text, default_page=1))
+        evidence.cell_lines.update(split_pages(text, default_page=1, keep_blank=True))
+        for table in tables:
+            evidence.tables.setdefault(table.page, []).extend(
+                _parsed_tables(table.markdown, table.page, table.title, table.continued))
     for exchange in conv.exchanges:
         if not exchange.ok or exchange.result is None:
             continue
@@ -360,8 +411,10 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
     cand = decision.best.candidate
     confidence = decision.confidence
     reason = decision.reason
-    if conv.document_text is not None:
-        # Single-pass: the text layer alone, without the table structure the table tool recovers.
+    # Single-pass, a value read from the text layer's lines rather than from one of the document's tables: without
+    # the table structure that says which column a number sits in.
+    text_only = conv.document_text is not None and cand.source == "line"
+    if text_only:
         confidence *= 0.8
         reason += "; read from the text layer only (no table structure)"
     checked = _cross_checked(conv, cand)
@@ -370,7 +423,7 @@ def _submit(query: Query, decision: Decision, conv: Conversation) -> Step:
         reason += "; the cross-check search did not find the value again on that page"
     elif checked:
         reason += "; cross-check search found the value again on that page"
-    floor = TEXT_ONLY_FLOOR if conv.document_text is not None else ANSWER_FLOOR
+    floor = TEXT_ONLY_FLOOR if text_only else ANSWER_FLOOR
     if confidence < floor:
         return _decline(f"{reason}; confidence {confidence:.2f} is below {floor}: declining rather than "
                         f"guessing")
