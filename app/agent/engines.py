@@ -49,7 +49,7 @@ class RouteDecision:
     engine: str
     reason: str
     document_mode: str | None = None  # single-pass input: text | pdf | images
-    estimated_tokens: int = 0  # the single-pass prompt's size; 0 where the route did not need it (agentic)
+    estimated_tokens: int | None = None  # the single-pass prompt's size; None where the route did not need it
 
 
 def _document_mode(index: DatasheetIndex, caps: Capabilities, model: ModelConfig) -> str | None:
