@@ -114,6 +114,41 @@ def table_block(table: DocumentTable) -> str:
 
 PagePart = str | DocumentTable
 
+# The document's page markers (read leniently: a model may echo them with other dashes or case) and the lines a
+# carried table sits between.
+PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
+_TABLE_OPEN = re.compile(r"^\[table (\d+)\](?: (.*?))?(?: \(continued from page (\d+)\))?\s*$")
+_TABLE_CLOSE = re.compile(r"^\[end of table (\d+)\]\s*$")
+
+
+def split_document(text: str) -> tuple[str, list[tuple[int, DocumentTable]]]:
+    """A single-pass document (``document_block``) taken apart: its text layer with the page markers kept, and
+    each carried table with the page it is printed on. A table whose closing line is missing, or holding lines
+    that are no markdown rows, is read as text."""
+    kept: list[str] = []
+    tables: list[tuple[int, DocumentTable]] = []
+    page: int | None = None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if marker := PAGE_MARKER.match(line):
+            page = int(marker.group(1))
+        opening = _TABLE_OPEN.match(line) if page is not None else None
+        if opening:
+            end = next((j for j in range(i + 1, len(lines))
+                        if (m := _TABLE_CLOSE.match(lines[j])) and m.group(1) == opening.group(1)), None)
+            if end is not None and all(row.strip().startswith("|") for row in lines[i + 1:end] if row.strip()):
+                continued = opening.group(3)
+                tables.append((page or 1, DocumentTable(int(opening.group(1)), "\n".join(lines[i + 1:end]),
+                                                        (opening.group(2) or "").strip() or None,
+                                                        int(continued) if continued else None)))
+                i = end + 1
+                continue
+        kept.append(line)
+        i += 1
+    return "\n".join(kept), tables
+
 
 def document_block(pages: Sequence[str | Sequence[PagePart]]) -> str:
     """The single-pass document: ``<document pages="N">`` with ``--- page K ---`` markers. A page is its text, or

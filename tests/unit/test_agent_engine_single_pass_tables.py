@@ -13,7 +13,6 @@ import pytest
 from app.agent import prompts
 from app.agent.engines import CHARS_PER_TOKEN, CONTEXT_HEADROOM, PROMPT_OVERHEAD_TOKENS, _document, route, text_document
 from app.agent.offline import register
-from app.agent.offline.policy import split_document
 from app.agent.registry import ModelConfig
 from app.agent.tools import DocumentToolRunner
 from app.detectors.grounding import Outcome, ground_values
@@ -103,10 +102,10 @@ def test_table_text_stays_data() -> None:
 
 def test_split_document_takes_the_tables_apart() -> None:
     table = prompts.DocumentTable(2, "| Parameter | Max |\n|---|---|\n| Supply voltage | 5.5 V |", "Ratings", 1)
-    text, tables = split_document(prompts.document_block(["first page", ["second page", table, "footer"]]))
+    text, tables = prompts.split_document(prompts.document_block(["first page", ["second page", table, "footer"]]))
     assert "| Supply voltage" not in text and "[table" not in text and "footer" in text
-    (found,) = tables
-    assert (found.page, found.title, found.continued) == (2, "Ratings", True)
+    ((page, found),) = tables
+    assert (page, found.title, found.continued_from) == (2, "Ratings", 1)
     assert "| Supply voltage | 5.5 V |" in found.markdown
 
 

@@ -20,6 +20,7 @@ from app.agent.offline.reader import Decision, Evidence, decide, item_score, lab
 from app.agent.offline.rows import Table, parse_markdown_tables
 from app.agent.offline.synonyms import Query, compact, content_tokens, parse_request
 from app.agent.offline.values import read_values
+from app.agent.prompts import PAGE_MARKER, DocumentTable, split_document
 from app.contracts import MAX_OTHER_VARIANTS
 
 SUBMIT = "submit_extraction"
@@ -34,10 +35,6 @@ ANSWER_FLOOR = 0.3
 TEXT_ONLY_FLOOR = 0.4
 MAX_TOOL_CALLS = 16
 PAGE_CHARS = 20000  # one call holds a dense spec page; longer pages are followed by cursor
-_PAGE_MARKER = re.compile(r"^-{2,}\s*page\s+(\d+)\s*-{2,}\s*$", re.IGNORECASE | re.MULTILINE)
-# A single-pass document carries each page's tables as markdown between these lines (``prompts.table_block``).
-_TABLE_OPEN = re.compile(r"^\[table (\d+)\](?: (.*?))?(?: \(continued from page (\d+)\))?\s*$")
-_TABLE_CLOSE = re.compile(r"^\[end of table (\d+)\]\s*$")
 
 
 @dataclass
@@ -59,7 +56,7 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
         return [line if line.strip() else "" for line in body.strip("\n").splitlines()]
 
     pages: dict[int, list[str]] = {}
-    markers = list(_PAGE_MARKER.finditer(text))
+    markers = list(PAGE_MARKER.finditer(text))
     if not markers:
         if default_page is not None:
             pages[default_page] = lines_of(text)
@@ -68,43 +65,6 @@ def split_pages(text: str, default_page: int | None = None, keep_blank: bool = F
         end = markers[i + 1].start() if i + 1 < len(markers) else len(text)
         pages.setdefault(int(marker.group(1)), []).extend(lines_of(text[marker.end():end]))
     return pages
-
-
-@dataclass
-class DocumentTable:
-    """A table a single-pass document carries for ``page``: its markdown rows, title and continuation."""
-
-    page: int
-    markdown: str
-    title: str = ""
-    continued: bool = False
-
-
-def split_document(text: str) -> tuple[str, list[DocumentTable]]:
-    """A single-pass document's text layer (page markers kept) and, apart, the tables printed under
-    ``[table N]`` lines; a table whose closing line is missing is read as text."""
-    kept: list[str] = []
-    tables: list[DocumentTable] = []
-    page: int | None = None
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        marker = _PAGE_MARKER.match(line)
-        if marker:
-            page = int(marker.group(1))
-        opening = _TABLE_OPEN.match(line) if page is not None else None
-        if opening:
-            end = next((j for j in range(i + 1, len(lines))
-                        if (m := _TABLE_CLOSE.match(lines[j])) and m.group(1) == opening.group(1)), None)
-            if end is not None and all(row.strip().startswith("|") for row in lines[i + 1:end] if row.strip()):
-                tables.append(DocumentTable(page or 1, "\n".join(lines[i + 1:end]), (opening.group(2) or "").strip(),
-                                            opening.group(3) is not None))
-                i = end + 1
-                continue
-        kept.append(line)
-        i += 1
-    return "\n".join(kept), tables
 
 
 @lru_cache(maxsize=2048)
@@ -118,7 +78,7 @@ def _parsed_tables(markdown: str, page: int, caption: str = "", continued: bool 
 
 
 @lru_cache(maxsize=64)
-def _split_document_cached(text: str) -> tuple[str, tuple[DocumentTable, ...]]:
+def _split_document_cached(text: str) -> tuple[str, tuple[tuple[int, DocumentTable], ...]]:
     kept, tables = split_document(text)
     return kept, tuple(tables)
 
@@ -130,9 +90,9 @@ def gather(conv: Conversation) -> Evidence:
         text, tables = _split_document_cached(conv.document_text)
         evidence.page_lines.update(split_pages(text, default_page=1))
         evidence.cell_lines.update(split_pages(text, default_page=1, keep_blank=True))
-        for table in tables:
-            evidence.tables.setdefault(table.page, []).extend(
-                _parsed_tables(table.markdown, table.page, table.title, table.continued))
+        for page, table in tables:
+            evidence.tables.setdefault(page, []).extend(
+                _parsed_tables(table.markdown, page, table.title or "", table.continued_from is not None))
     for exchange in conv.exchanges:
         if not exchange.ok or exchange.result is None:
             continue
