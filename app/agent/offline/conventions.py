@@ -656,4 +656,18 @@ CONVENTIONS: tuple[Convention, ...] = (
                          "t3", "40", "ns max", "Clock low pulse width")),
         request="Clock high pulse width", unit="ns", expected=Expected(min=30, unit="ns"),
     ),
+    Convention(
+        name="a limit named as a parameter of its own",
+        reading="in a table with Min / Typ / Max columns, a row whose name starts with a limit word ('Minimum "
+                "holding voltage') is another parameter than the row that names the quantity alone ('Holding "
+                "voltage'): a request without the limit word reads the latter, even when the other row's name "
+                "comes out of the text layer more cleanly",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Holding oltage Holding voltage", "VHLD", "Grade K", "2.4", "", "6.0", "V"),
+            ("Minimum holding voltage", "VHLD(min)", "Grade K", "", "", "1.3", "V"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Holding supply voltage", conditions=("Grade K",), unit="V",
+        expected=Expected(min=2.4, max=6.0, unit="V"),
+    ),
 )

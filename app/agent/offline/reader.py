@@ -518,6 +518,9 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if _derived_quantity(query, cand):
         total -= 0.15
         notes.append("the row names a change of the quantity, not the quantity")
+    if _limit_named_quantity(query, cand):
+        total -= 0.1
+        notes.append("the row names a limit of the quantity as a parameter of its own")
     if query.wants_abs_max:
         total += 0.15 if cand.abs_max else -0.5
     elif cand.abs_max and query.wants_field != "max":
@@ -577,6 +580,24 @@ def _derived_quantity(query: Query, cand: Candidate) -> bool:
     wanted = {t for phrase in query.phrases for t in content_tokens(phrase)}
     return any(t.startswith(_DERIVED_WORDS) and not any(_token_match(t, w) for w in wanted)
                for t in _label_tokens(cand.label))
+
+
+_LIMIT_WORD = re.compile(r"\b(minimum|maximum)\b", re.IGNORECASE)
+
+
+def _limit_named_quantity(query: Query, cand: Candidate) -> bool:
+    """Whether a row of a table with Min/Typ/Max columns names a limit as its own parameter ("Minimum operating
+    voltage | | | 1.0 | V" beside "Operating voltage | 2.0 | | 5.5 | V"): the limit word does not say which column
+    its value sits in (the minimum operating voltage is guaranteed as a maximum), so it is part of the name of
+    another quantity than the one the request names without that word. A limit word that does say its column
+    ("Maximum propagation delay | 18 | 29" under "Typ | Limit") is left alone."""
+    if not cand.explicit_fields or cand.abs_max or cand.source == "line":
+        return False
+    own = cand.own_label if cand.own_label is not None else cand.label
+    words = {w.casefold() for w in _LIMIT_WORD.findall(own)}
+    if len(words) != 1 or any(w in fold(query.name) for w in words):
+        return False
+    return (cand.min if "minimum" in words else cand.max) is None
 
 
 def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
