@@ -670,4 +670,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Holding supply voltage", conditions=("Grade K",), unit="V",
         expected=Expected(min=2.4, max=6.0, unit="V"),
     ),
+    Convention(
+        name="an operating point the name states, printed nowhere with the value",
+        reading="a request whose name ends with the point it is measured at ('Standby current at 3.3 V') is not "
+                "answered by a value printed without that point (a feature line's general figure, a row measured "
+                "at another supply): the reader declines rather than report the figure of another point",
+        page=Page(prose=("Features", "Standby current of 2 µA", "Wide supply range"), tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Active current", "IACT", "VDD = 5 V", "", "1.4", "2.0", "mA"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Standby current at 3.3 V", unit="µA", decline_mentions="too weakly",
+    ),
 )

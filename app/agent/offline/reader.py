@@ -518,6 +518,9 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if _derived_quantity(query, cand):
         total -= 0.15
         notes.append("the row names a change of the quantity, not the quantity")
+    if _operating_point_missing(query, cand):
+        total -= OPERATING_POINT_MISSING
+        notes.append(f"'{query.operating_point}' is printed nowhere with this reading")
     if _limit_named_quantity(query, cand):
         total -= 0.1
         notes.append("the row names a limit of the quantity as a parameter of its own")
@@ -580,6 +583,27 @@ def _derived_quantity(query: Query, cand: Candidate) -> bool:
     wanted = {t for phrase in query.phrases for t in content_tokens(phrase)}
     return any(t.startswith(_DERIVED_WORDS) and not any(_token_match(t, w) for w in wanted)
                for t in _label_tokens(cand.label))
+
+
+# What a reading loses when a quantity the request's name ends with ("at 3.3 V") is printed nowhere with it.
+OPERATING_POINT_MISSING = 0.25
+
+
+def _operating_point_missing(query: Query, cand: Candidate) -> bool:
+    """Whether the request's name ends with an operating point stating a quantity ("Shutdown current at 3.3 V",
+    "Output current at 10 mV sense voltage") that nothing printed with the reading states: not its row, its
+    conditions, its table's caption or title, nor the lines around it. A datasheet prints the point a value was
+    measured at beside it; a value printed without it is the parameter at some other point, or in general."""
+    if not query.operating_point:
+        return False
+    wanted = _quantities(query.operating_point)
+    if not wanted:
+        return False
+    haystack = " ".join([cand.context, cand.label, *cand.alt_labels, cand.extra_conditions, cand.line_text,
+                         cand.table_conditions, cand.heading])
+    printed = _quantities(haystack)
+    return not any(abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) and d == dimension
+                   for value, dimension in wanted for v, d in printed)
 
 
 _LIMIT_WORD = re.compile(r"\b(minimum|maximum)\b", re.IGNORECASE)
