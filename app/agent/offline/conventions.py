@@ -681,4 +681,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Electrical Characteristics",)),
         request="Standby current at 3.3 V", unit="µA", decline_mentions="too weakly",
     ),
+    Convention(
+        name="a nominal with its tolerance in a product list cell",
+        reading="'3.90±0.025' alone in a cell (a product list giving each part's thresholds in columns) is the "
+                "nominal with the band it may deviate by: min 3.875, typical 3.90, max 3.925, as a Min / Typ / Max "
+                "table reads the same cell, not a typical value rivalled by a separate ±0.025",
+        page=Page(tables=((
+            ("Model", "Trip voltage (V)", "Release voltage (V)", "Sense threshold (mV)"),
+            ("QX-40", "3.90±0.025", "3.70±0.050", "120±20"),
+        ),), titles=("Product list",)),
+        request="Trip voltage", unit="V", expected=Expected(min=3.875, typical=3.9, max=3.925, unit="V"),
+    ),
 )

@@ -33,6 +33,7 @@ from app.agent.offline.candidates import (
 )
 from app.agent.offline.model_units import modelled_unit, reader_unit
 from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
+from app.documents.cell_values import read_cell
 from app.documents.table_model import (
     LIMIT_ROLES,
     ColumnRoles,
@@ -614,7 +615,9 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     for i in value_columns + matrix_columns:
         lines = _lines(row[i])
         for k, line in enumerate(lines):
-            for reading in _prefer_after_or(read_values(line), line)[:2]:
+            readings = _prefer_after_or(read_values(line), line)[:2]
+            nominal = _nominal_with_tolerance(line, readings)
+            for reading in [nominal] if nominal is not None else readings:
                 cand = from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
                 header = " ".join(column_labels[i][:2])
                 cand.label = label.strip() if i in value_columns else f"{label.strip()} {header}".strip()
@@ -671,6 +674,25 @@ def _sub_row_text(row: list[str], k: int, count: int) -> str:
         elif len(lines) == count + 1:
             parts.extend([lines[0], lines[k + 1]])
     return " ".join(p for p in parts if p)
+
+
+def _nominal_with_tolerance(cell: str, readings: list[Reading]) -> Reading | None:
+    """'2.40±0.100' alone in a value cell (a product list giving each part's threshold): the nominal with the band
+    it may deviate by, so min 2.30, typical 2.40, max 2.50 — as a Min/Typ/Max table reads the same cell — rather
+    than a typical value and a separate ±0.100 that would rival it."""
+    number = read_cell(cell)
+    if (number is None or number.tolerance is None or len(readings) != 2 or readings[0].kind != "single"
+            or readings[1].kind != "pm" or readings[0].typical is None):
+        return None
+    nominal, band = readings
+    unit = nominal.unit
+    if unit is None and band.unit is not None and band.unit.canonical != "%":
+        unit = band.unit  # "150±30 mV": the unit printed once, after the band
+    unit_text = nominal.unit_text if unit is nominal.unit else band.unit_text
+    value, tolerance = nominal.typical, number.tolerance
+    return Reading("tolerance", min=round(value - tolerance, 9), typical=value, max=round(value + tolerance, 9),
+                   unit=unit, unit_text=unit_text, start=nominal.start, end=band.end,
+                   text=cell[nominal.start:band.end], numbers=[*nominal.numbers, *band.numbers])
 
 
 def _prefer_after_or(readings: list[Reading], text: str) -> list[Reading]:
