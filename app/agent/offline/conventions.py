@@ -692,4 +692,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Product list",)),
         request="Trip voltage", unit="V", expected=Expected(min=3.875, typical=3.9, max=3.925, unit="V"),
     ),
+    Convention(
+        name="the edge of a threshold named positive-going or negative-going",
+        reading="'positive-going' is the rising edge of a threshold and 'negative-going' the falling one (UVLO and "
+                "Schmitt-trigger rows): a request for the falling threshold reads the negative-going row, and the "
+                "row of the other edge is never its answer",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Bias supply undervoltage positive going threshold", "VBUV+", "3.9", "4.2", "4.5", "V"),
+            ("Bias supply undervoltage negative going threshold", "VBUV-", "3.6", "3.9", "4.2", "V"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Bias supply undervoltage threshold, falling", unit="V",
+        expected=Expected(min=3.6, typical=3.9, max=4.2, unit="V"),
+    ),
 )

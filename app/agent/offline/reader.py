@@ -28,6 +28,7 @@ from app.agent.offline.lines import (
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
+from app.agent.offline.values import parse_number
 from app.documents.table_model import TableModel
 from app.units import parse_unit
 
@@ -432,8 +433,32 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
         # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column, and
         # the table's caption what all its rows were measured at, unless a row sets the quantity again.
         haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
-    return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
-               or _direction_differs(item, haystack) for item in query.conditions)
+    if any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
+           or _direction_differs(item, haystack) for item in query.conditions):
+        return True
+    # "Undervoltage lockout, rising threshold": the row of the other edge ("negative-going threshold") is the
+    # threshold crossed the other way, whichever words name the edge.
+    asked = {edge for item in [*query.conditions, *query.qualifiers] for edge in _edges(item)}
+    printed = _edges(f"{own} {cand.extra_conditions}")
+    return bool(asked) and bool(printed) and not asked & printed
+
+
+# The edge a threshold is crossed on, as datasheets name it: "rising" / "positive-going" / "VIN rising", and
+# "falling" / "negative-going".
+_EDGE_WORDS = ((re.compile(r"\bpositive[\s-]*going\b", re.IGNORECASE), "rising"),
+               (re.compile(r"\bnegative[\s-]*going\b", re.IGNORECASE), "falling"))
+_EDGE = re.compile(r"\b(ris(?:ing|e)|fall(?:ing)?)\b", re.IGNORECASE)
+
+
+def _edge_words(text: str) -> str:
+    """``text`` with the edge of a threshold named one way ("positive-going" as "rising")."""
+    for pattern, word in _EDGE_WORDS:
+        text = pattern.sub(word, text)
+    return text
+
+
+def _edges(text: str) -> set[str]:
+    return {"rising" if m.lower().startswith("ris") else "falling" for m in _EDGE.findall(_edge_words(text))}
 
 
 _FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
@@ -479,11 +504,11 @@ def restates_condition(query: Query, cand: Candidate) -> bool:
 
 
 def conditions_score(query: Query, cand: Candidate) -> float | None:
-    items = query.conditions + query.qualifiers
+    items = [_edge_words(item) for item in query.conditions + query.qualifiers]
     if not items:
         return None
     own = cand.own_label if cand.own_label is not None else cand.label
-    haystack = f"{cand.context} {own} {cand.symbol}"
+    haystack = _edge_words(f"{cand.context} {own} {cand.symbol}")
     haystack_compact = compact(haystack)
     haystack_tokens = content_tokens(haystack)
     return sum(item_score(item, haystack_compact, haystack_tokens, haystack) for item in items) / len(items)
@@ -800,6 +825,10 @@ def decide(query: Query, evidence: Evidence) -> Decision:
                 and s.total >= best.total - 0.4]
     rivals = [s for s in others if s.total >= best.total - 0.1]
     confidence = _confidence(best, rivals, agreeing)
+    if not _prints_its_values(best.candidate):
+        # "2.40±0.100" read as 2.30 / 2.40 / 2.50: a reading that agrees and prints those numbers is the one to
+        # quote, so the answer can be checked against the page.
+        best = next((s for s in agreeing if _prints_its_values(s.candidate) and s.total >= MIN_TOTAL), best)
     if best.total < MIN_TOTAL:
         return Decision(None, confidence, None, scored[:3],
                         f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
@@ -817,6 +846,13 @@ def decide(query: Query, evidence: Evidence) -> Decision:
     quote = build_quote(evidence.page_lines.get(best.candidate.page, []), best.candidate)
     reason = _reason(best, rivals, others)
     return Decision(best, confidence, quote, others[:3], reason, _variants(best.candidate, candidates))
+
+
+def _prints_its_values(cand: Candidate) -> bool:
+    """Whether every value of the reading is a number its text prints (a sign aside), or its printed numbers are
+    unknown."""
+    printed = {abs(n) for n in (parse_number(p) for p in cand.printed) if n is not None}
+    return not printed or all(abs(v) in printed for v in cand.values() if v is not None)
 
 
 def siblings(a: Candidate, b: Candidate) -> bool:
