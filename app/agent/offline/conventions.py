@@ -705,4 +705,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Bias supply undervoltage threshold, falling", unit="V",
         expected=Expected(min=3.6, typical=3.9, max=4.2, unit="V"),
     ),
+    Convention(
+        name="one column per package, named by the column header alone",
+        reading="a table with one value column per package ('Characteristic | Symbol | D, LK Suffix Package | K "
+                "Suffix Package | Unit') gives each value its own column's package only: the other columns' "
+                "headers are no condition of it, and 'K suffix package' is not met by 'LK Suffix Package'",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "D, LK Suffix Package", "K Suffix Package", "Unit"),
+            ("Thermal Resistance, Junction-to-Ambient", "RθJA", "186", "121", "°C/W"),
+            ("Thermal Resistance, Junction-to-Case", "RθJC", "77", "45", "°C/W"),
+        ),), titles=("Thermal Characteristics",)),
+        request="Junction-to-ambient thermal resistance, K suffix", conditions=("K suffix package",), unit="°C/W",
+        expected=Expected(typical=121, unit="degC/W"),
+    ),
 )

@@ -295,6 +295,13 @@ def _piece_in(piece: str, haystack: str) -> bool:
     return False
 
 
+def _starts_a_word(piece: str, haystack_tokens: list[str]) -> bool:
+    """Whether the piece's first word starts a word of the haystack: spaces dropped, "P suffix package" is inside
+    "D, LP suffix package", though it names another package."""
+    tokens = content_tokens(piece)
+    return not tokens or any(t.startswith(tokens[0]) for t in haystack_tokens)
+
+
 _ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*"
                        r"([A-Za-zΩ\u2126µμ°%]{0,5})")
 
@@ -341,8 +348,10 @@ def _assignments_agree(item: str, haystack: str) -> bool | None:
 
 
 def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], haystack: str = "") -> float:
-    pieces = [compact(p) for p in re.split(r"[,;]|\band\b", item) if compact(p)]
-    if pieces and all(_piece_in(p, haystack_compact) for p in pieces):
+    raw_pieces = [p for p in re.split(r"[,;]|\band\b", item) if compact(p)]
+    pieces = [compact(p) for p in raw_pieces]
+    if pieces and all(_piece_in(p, haystack_compact) for p in pieces) and all(
+            _starts_a_word(p, haystack_tokens) for p in raw_pieces):
         return 1.0
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:

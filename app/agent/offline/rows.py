@@ -421,8 +421,13 @@ def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hin
             elif any(is_section_title(" ".join(c.split())) for c in row if c):
                 abs_max = False
             if not title:
-                # Each variant names its own column; as the title of every row they would match any of them.
-                title = " ".join(c for c in dict.fromkeys(row) if c and not (variants and read_values(c)))
+                # Each variant names its own column; as the title of every row they would match any of them. So
+                # do the headers of two or more columns of values ("D, LP Suffix Package | P Suffix Package"):
+                # each is in its own column's label.
+                own = _heads_value_columns(row, rows[n + 1:])
+                title = " ".join(c for i, c in enumerate(row)
+                                 if c and not (variants and read_values(c)) and i not in own and c not in
+                                 {row[j] for j in own})
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
@@ -556,6 +561,17 @@ def _unit_like_columns(rows: list[list[str]]) -> set[int]:
 
 
 _CONDITION_CELL = re.compile(r"^\s*[-+±]?\d+(?:[.,]\d+)?\s*[A-Za-zΩµ°%]{1,4}\s*$")
+
+
+def _heads_value_columns(row: list[str], below: list[list[str]]) -> set[int]:
+    """The header cells over columns of values, when two or more different ones do (a matrix: one column per
+    package, part or variant); empty otherwise."""
+    heads = set()
+    for i, cell in enumerate(row):
+        cells = [r[i] for r in below[:6] if i < len(r) and r[i].strip()]
+        if cell.strip() and cells and sum(1 for c in cells if read_values(c)) >= 0.6 * len(cells):
+            heads.add(i)
+    return heads if len({row[i] for i in heads}) >= 2 else set()
 
 
 def _variant_header(row: list[str], below: list[list[str]]) -> bool:
