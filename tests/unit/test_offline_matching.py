@@ -52,6 +52,12 @@ def test_a_requested_part_number_is_met_only_by_that_part() -> None:
     assert _condition("QX1117", "the junction temperature of the QX1117I") == 0.0
 
 
+def test_a_condition_is_not_met_by_the_tail_of_a_longer_word() -> None:
+    assert _condition("K suffix package", "Thermal resistance K Suffix Package") == 1.0
+    # Spaces dropped, "ksuffixpackage" is inside "lksuffixpackage": another package all the same.
+    assert _condition("K suffix package", "Thermal resistance D, LK Suffix Package") < 1.0
+
+
 def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("0 dBm level", "3 0 dBm level 14.5 mA") == 1.0
     # Its digits inside other numbers ("-8", "10.0") are not it.

@@ -656,4 +656,66 @@ CONVENTIONS: tuple[Convention, ...] = (
                          "t3", "40", "ns max", "Clock low pulse width")),
         request="Clock high pulse width", unit="ns", expected=Expected(min=30, unit="ns"),
     ),
+    Convention(
+        name="a limit named as a parameter of its own",
+        reading="in a table with Min / Typ / Max columns, a row whose name starts with a limit word ('Minimum "
+                "holding voltage') is another parameter than the row that names the quantity alone ('Holding "
+                "voltage'): a request without the limit word reads the latter, even when the other row's name "
+                "comes out of the text layer more cleanly",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Holding oltage Holding voltage", "VHLD", "Grade K", "2.4", "", "6.0", "V"),
+            ("Minimum holding voltage", "VHLD(min)", "Grade K", "", "", "1.3", "V"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Holding supply voltage", conditions=("Grade K",), unit="V",
+        expected=Expected(min=2.4, max=6.0, unit="V"),
+    ),
+    Convention(
+        name="an operating point the name states, printed nowhere with the value",
+        reading="a request whose name ends with the point it is measured at ('Standby current at 3.3 V') is not "
+                "answered by a value printed without that point (a feature line's general figure, a row measured "
+                "at another supply): the reader declines rather than report the figure of another point",
+        page=Page(prose=("Features", "Standby current of 2 µA", "Wide supply range"), tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Active current", "IACT", "VDD = 5 V", "", "1.4", "2.0", "mA"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Standby current at 3.3 V", unit="µA", decline_mentions="too weakly",
+    ),
+    Convention(
+        name="a nominal with its tolerance in a product list cell",
+        reading="'3.90±0.025' alone in a cell (a product list giving each part's thresholds in columns) is the "
+                "nominal with the band it may deviate by: min 3.875, typical 3.90, max 3.925, as a Min / Typ / Max "
+                "table reads the same cell, not a typical value rivalled by a separate ±0.025",
+        page=Page(tables=((
+            ("Model", "Trip voltage (V)", "Release voltage (V)", "Sense threshold (mV)"),
+            ("QX-40", "3.90±0.025", "3.70±0.050", "120±20"),
+        ),), titles=("Product list",)),
+        request="Trip voltage", unit="V", expected=Expected(min=3.875, typical=3.9, max=3.925, unit="V"),
+    ),
+    Convention(
+        name="the edge of a threshold named positive-going or negative-going",
+        reading="'positive-going' is the rising edge of a threshold and 'negative-going' the falling one (UVLO and "
+                "Schmitt-trigger rows): a request for the falling threshold reads the negative-going row, and the "
+                "row of the other edge is never its answer",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Unit"),
+            ("Bias supply undervoltage positive going threshold", "VBUV+", "3.9", "4.2", "4.5", "V"),
+            ("Bias supply undervoltage negative going threshold", "VBUV-", "3.6", "3.9", "4.2", "V"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Bias supply undervoltage threshold, falling", unit="V",
+        expected=Expected(min=3.6, typical=3.9, max=4.2, unit="V"),
+    ),
+    Convention(
+        name="one column per package, named by the column header alone",
+        reading="a table with one value column per package ('Characteristic | Symbol | D, LK Suffix Package | K "
+                "Suffix Package | Unit') gives each value its own column's package only: the other columns' "
+                "headers are no condition of it, and 'K suffix package' is not met by 'LK Suffix Package'",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "D, LK Suffix Package", "K Suffix Package", "Unit"),
+            ("Thermal Resistance, Junction-to-Ambient", "RθJA", "186", "121", "°C/W"),
+            ("Thermal Resistance, Junction-to-Case", "RθJC", "77", "45", "°C/W"),
+        ),), titles=("Thermal Characteristics",)),
+        request="Junction-to-ambient thermal resistance, K suffix", conditions=("K suffix package",), unit="°C/W",
+        expected=Expected(typical=121, unit="degC/W"),
+    ),
 )

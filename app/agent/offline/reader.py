@@ -28,6 +28,7 @@ from app.agent.offline.lines import (
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.rows import Table, table_candidates
 from app.agent.offline.synonyms import Query, compact, content_tokens, fold, looks_like_symbol
+from app.agent.offline.values import parse_number
 from app.documents.table_model import TableModel
 from app.units import parse_unit
 
@@ -294,6 +295,13 @@ def _piece_in(piece: str, haystack: str) -> bool:
     return False
 
 
+def _starts_a_word(piece: str, haystack_tokens: list[str]) -> bool:
+    """Whether the piece's first word starts a word of the haystack: spaces dropped, "P suffix package" is inside
+    "D, LP suffix package", though it names another package."""
+    tokens = content_tokens(piece)
+    return not tokens or any(t.startswith(tokens[0]) for t in haystack_tokens)
+
+
 _ASSIGNED = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*([+-]?)\s*=\s*([-+]?\d+(?:[.,]\d+)?)\s*"
                        r"([A-Za-zΩ\u2126µμ°%]{0,5})")
 
@@ -340,8 +348,10 @@ def _assignments_agree(item: str, haystack: str) -> bool | None:
 
 
 def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], haystack: str = "") -> float:
-    pieces = [compact(p) for p in re.split(r"[,;]|\band\b", item) if compact(p)]
-    if pieces and all(_piece_in(p, haystack_compact) for p in pieces):
+    raw_pieces = [p for p in re.split(r"[,;]|\band\b", item) if compact(p)]
+    pieces = [compact(p) for p in raw_pieces]
+    if pieces and all(_piece_in(p, haystack_compact) for p in pieces) and all(
+            _starts_a_word(p, haystack_tokens) for p in raw_pieces):
         return 1.0
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:
@@ -432,8 +442,32 @@ def contradicts_conditions(query: Query, cand: Candidate) -> bool:
         # The row's own cells ("VS = 75 V, VIN = 75 V | 130") say what it was measured at, whichever column, and
         # the table's caption what all its rows were measured at, unless a row sets the quantity again.
         haystack = f"{haystack} {cand.line_text} {cand.table_conditions}"
-    return any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
-               or _direction_differs(item, haystack) for item in query.conditions)
+    if any(_assignments_agree(item, haystack) is False or _polarity_differs(item, haystack)
+           or _direction_differs(item, haystack) for item in query.conditions):
+        return True
+    # "Undervoltage lockout, rising threshold": the row of the other edge ("negative-going threshold") is the
+    # threshold crossed the other way, whichever words name the edge.
+    asked = {edge for item in [*query.conditions, *query.qualifiers] for edge in _edges(item)}
+    printed = _edges(f"{own} {cand.extra_conditions}")
+    return bool(asked) and bool(printed) and not asked & printed
+
+
+# The edge a threshold is crossed on, as datasheets name it: "rising" / "positive-going" / "VIN rising", and
+# "falling" / "negative-going".
+_EDGE_WORDS = ((re.compile(r"\bpositive[\s-]*going\b", re.IGNORECASE), "rising"),
+               (re.compile(r"\bnegative[\s-]*going\b", re.IGNORECASE), "falling"))
+_EDGE = re.compile(r"\b(ris(?:ing|e)|fall(?:ing)?)\b", re.IGNORECASE)
+
+
+def _edge_words(text: str) -> str:
+    """``text`` with the edge of a threshold named one way ("positive-going" as "rising")."""
+    for pattern, word in _EDGE_WORDS:
+        text = pattern.sub(word, text)
+    return text
+
+
+def _edges(text: str) -> set[str]:
+    return {"rising" if m.lower().startswith("ris") else "falling" for m in _EDGE.findall(_edge_words(text))}
 
 
 _FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
@@ -479,11 +513,11 @@ def restates_condition(query: Query, cand: Candidate) -> bool:
 
 
 def conditions_score(query: Query, cand: Candidate) -> float | None:
-    items = query.conditions + query.qualifiers
+    items = [_edge_words(item) for item in query.conditions + query.qualifiers]
     if not items:
         return None
     own = cand.own_label if cand.own_label is not None else cand.label
-    haystack = f"{cand.context} {own} {cand.symbol}"
+    haystack = _edge_words(f"{cand.context} {own} {cand.symbol}")
     haystack_compact = compact(haystack)
     haystack_tokens = content_tokens(haystack)
     return sum(item_score(item, haystack_compact, haystack_tokens, haystack) for item in items) / len(items)
@@ -518,6 +552,12 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     if _derived_quantity(query, cand):
         total -= 0.15
         notes.append("the row names a change of the quantity, not the quantity")
+    if _operating_point_missing(query, cand):
+        total -= OPERATING_POINT_MISSING
+        notes.append(f"'{query.operating_point}' is printed nowhere with this reading")
+    if _limit_named_quantity(query, cand):
+        total -= 0.1
+        notes.append("the row names a limit of the quantity as a parameter of its own")
     if query.wants_abs_max:
         total += 0.15 if cand.abs_max else -0.5
     elif cand.abs_max and query.wants_field != "max":
@@ -577,6 +617,45 @@ def _derived_quantity(query: Query, cand: Candidate) -> bool:
     wanted = {t for phrase in query.phrases for t in content_tokens(phrase)}
     return any(t.startswith(_DERIVED_WORDS) and not any(_token_match(t, w) for w in wanted)
                for t in _label_tokens(cand.label))
+
+
+# What a reading loses when a quantity the request's name ends with ("at 3.3 V") is printed nowhere with it.
+OPERATING_POINT_MISSING = 0.25
+
+
+def _operating_point_missing(query: Query, cand: Candidate) -> bool:
+    """Whether the request's name ends with an operating point stating a quantity ("Shutdown current at 3.3 V",
+    "Output current at 10 mV sense voltage") that nothing printed with the reading states: not its row, its
+    conditions, its table's caption or title, nor the lines around it. A datasheet prints the point a value was
+    measured at beside it; a value printed without it is the parameter at some other point, or in general."""
+    if not query.operating_point:
+        return False
+    wanted = _quantities(query.operating_point)
+    if not wanted:
+        return False
+    haystack = " ".join([cand.context, cand.label, *cand.alt_labels, cand.extra_conditions, cand.line_text,
+                         cand.table_conditions, cand.heading])
+    printed = _quantities(haystack)
+    return not any(abs(v - value) <= 1e-9 * max(abs(v), abs(value), 1e-12) and d == dimension
+                   for value, dimension in wanted for v, d in printed)
+
+
+_LIMIT_WORD = re.compile(r"\b(minimum|maximum)\b", re.IGNORECASE)
+
+
+def _limit_named_quantity(query: Query, cand: Candidate) -> bool:
+    """Whether a row of a table with Min/Typ/Max columns names a limit as its own parameter ("Minimum operating
+    voltage | | | 1.0 | V" beside "Operating voltage | 2.0 | | 5.5 | V"): the limit word does not say which column
+    its value sits in (the minimum operating voltage is guaranteed as a maximum), so it is part of the name of
+    another quantity than the one the request names without that word. A limit word that does say its column
+    ("Maximum propagation delay | 18 | 29" under "Typ | Limit") is left alone."""
+    if not cand.explicit_fields or cand.abs_max or cand.source == "line":
+        return False
+    own = cand.own_label if cand.own_label is not None else cand.label
+    words = {w.casefold() for w in _LIMIT_WORD.findall(own)}
+    if len(words) != 1 or any(w in fold(query.name) for w in words):
+        return False
+    return (cand.min if "minimum" in words else cand.max) is None
 
 
 def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
@@ -755,6 +834,10 @@ def decide(query: Query, evidence: Evidence) -> Decision:
                 and s.total >= best.total - 0.4]
     rivals = [s for s in others if s.total >= best.total - 0.1]
     confidence = _confidence(best, rivals, agreeing)
+    if not _prints_its_values(best.candidate):
+        # "2.40±0.100" read as 2.30 / 2.40 / 2.50: a reading that agrees and prints those numbers is the one to
+        # quote, so the answer can be checked against the page.
+        best = next((s for s in agreeing if _prints_its_values(s.candidate) and s.total >= MIN_TOTAL), best)
     if best.total < MIN_TOTAL:
         return Decision(None, confidence, None, scored[:3],
                         f"closest reading '{_describe(best.candidate)}' on page {best.candidate.page} matches the "
@@ -772,6 +855,13 @@ def decide(query: Query, evidence: Evidence) -> Decision:
     quote = build_quote(evidence.page_lines.get(best.candidate.page, []), best.candidate)
     reason = _reason(best, rivals, others)
     return Decision(best, confidence, quote, others[:3], reason, _variants(best.candidate, candidates))
+
+
+def _prints_its_values(cand: Candidate) -> bool:
+    """Whether every value of the reading is a number its text prints (a sign aside), or its printed numbers are
+    unknown."""
+    printed = {abs(n) for n in (parse_number(p) for p in cand.printed) if n is not None}
+    return not printed or all(abs(v) in printed for v in cand.values() if v is not None)
 
 
 def siblings(a: Candidate, b: Candidate) -> bool:

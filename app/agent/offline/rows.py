@@ -33,6 +33,7 @@ from app.agent.offline.candidates import (
 )
 from app.agent.offline.model_units import modelled_unit, reader_unit
 from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
+from app.documents.cell_values import read_cell
 from app.documents.table_model import (
     LIMIT_ROLES,
     ColumnRoles,
@@ -420,8 +421,13 @@ def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hin
             elif any(is_section_title(" ".join(c.split())) for c in row if c):
                 abs_max = False
             if not title:
-                # Each variant names its own column; as the title of every row they would match any of them.
-                title = " ".join(c for c in dict.fromkeys(row) if c and not (variants and read_values(c)))
+                # Each variant names its own column; as the title of every row they would match any of them. So
+                # do the headers of two or more columns of values ("D, LP Suffix Package | P Suffix Package"):
+                # each is in its own column's label.
+                own = _heads_value_columns(row, rows[n + 1:])
+                title = " ".join(c for i, c in enumerate(row)
+                                 if c and not (variants and read_values(c)) and i not in own and c not in
+                                 {row[j] for j in own})
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
     labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
@@ -557,6 +563,17 @@ def _unit_like_columns(rows: list[list[str]]) -> set[int]:
 _CONDITION_CELL = re.compile(r"^\s*[-+±]?\d+(?:[.,]\d+)?\s*[A-Za-zΩµ°%]{1,4}\s*$")
 
 
+def _heads_value_columns(row: list[str], below: list[list[str]]) -> set[int]:
+    """The header cells over columns of values, when two or more different ones do (a matrix: one column per
+    package, part or variant); empty otherwise."""
+    heads = set()
+    for i, cell in enumerate(row):
+        cells = [r[i] for r in below[:6] if i < len(r) and r[i].strip()]
+        if cell.strip() and cells and sum(1 for c in cells if read_values(c)) >= 0.6 * len(cells):
+            heads.add(i)
+    return heads if len({row[i] for i in heads}) >= 2 else set()
+
+
 def _variant_header(row: list[str], below: list[list[str]]) -> bool:
     """A first row whose value cells are bare conditions ("MOTOR DATA | | 12V | 24V") over columns of plain
     numbers: the variants the columns belong to, not a row of data."""
@@ -614,7 +631,9 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
     for i in value_columns + matrix_columns:
         lines = _lines(row[i])
         for k, line in enumerate(lines):
-            for reading in _prefer_after_or(read_values(line), line)[:2]:
+            readings = _prefer_after_or(read_values(line), line)[:2]
+            nominal = _nominal_with_tolerance(line, readings)
+            for reading in [nominal] if nominal is not None else readings:
                 cand = from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
                 header = " ".join(column_labels[i][:2])
                 cand.label = label.strip() if i in value_columns else f"{label.strip()} {header}".strip()
@@ -671,6 +690,25 @@ def _sub_row_text(row: list[str], k: int, count: int) -> str:
         elif len(lines) == count + 1:
             parts.extend([lines[0], lines[k + 1]])
     return " ".join(p for p in parts if p)
+
+
+def _nominal_with_tolerance(cell: str, readings: list[Reading]) -> Reading | None:
+    """'2.40±0.100' alone in a value cell (a product list giving each part's threshold): the nominal with the band
+    it may deviate by, so min 2.30, typical 2.40, max 2.50 — as a Min/Typ/Max table reads the same cell — rather
+    than a typical value and a separate ±0.100 that would rival it."""
+    number = read_cell(cell)
+    if (number is None or number.tolerance is None or len(readings) != 2 or readings[0].kind != "single"
+            or readings[1].kind != "pm" or readings[0].typical is None):
+        return None
+    nominal, band = readings
+    unit = nominal.unit
+    if unit is None and band.unit is not None and band.unit.canonical != "%":
+        unit = band.unit  # "150±30 mV": the unit printed once, after the band
+    unit_text = nominal.unit_text if unit is nominal.unit else band.unit_text
+    value, tolerance = nominal.typical, number.tolerance
+    return Reading("tolerance", min=round(value - tolerance, 9), typical=value, max=round(value + tolerance, 9),
+                   unit=unit, unit_text=unit_text, start=nominal.start, end=band.end,
+                   text=cell[nominal.start:band.end], numbers=[*nominal.numbers, *band.numbers])
 
 
 def _prefer_after_or(readings: list[Reading], text: str) -> list[Reading]:

@@ -210,6 +210,7 @@ class Query:
     wants_abs_max: bool = False
     wants_field: str | None = None
     counted: str | None = None  # "Number of analog inputs": the noun printed right after the value
+    operating_point: str | None = None  # "Shutdown current at 3.3 V": the condition phrase the name ends with
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -378,7 +379,7 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
         name=name, core=core, core_tokens=content_tokens(core), symbols=symbols, qualifiers=kept,
         conditions=[c for c in (conditions or []) if c and c.strip()], unit=parsed_unit, unit_text=unit,
         wants_abs_max=wants_abs_max, wants_field=wants_field,
-        counted=counted_noun or None,
+        counted=counted_noun or None, operating_point=condition_phrase,
     )
     query.concepts = concepts_for(core, parsed_unit)
     return query
