@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.dimensions import head_phrase, printed
+from app.detectors.dimensions import head_phrase
 from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import Row, visual_rows
@@ -28,6 +28,7 @@ from app.detectors.rules import (
     Context,
     Rule,
     Verdict,
+    answered_groundings,
     clean,
     flag,
     not_evaluable,
@@ -170,10 +171,7 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
     asked = str(ctx.request.get("name") or "")
     name = _name_words(head_phrase(asked) or asked)
     found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        if grounding.value_index >= len(ctx.submission.values):
-            continue
-        value = printed(ctx.submission.values[grounding.value_index])
+    for grounding, value in answered_groundings(ctx):
         unit = value.get("unit")
         read = _context(ctx.document, grounding, ctx.request, value)
         if read is None or not unit:

@@ -29,6 +29,7 @@ from app.detectors.rules import (
     Context,
     Rule,
     Verdict,
+    answered_groundings,
     clean,
     flag,
     not_evaluable,
@@ -145,10 +146,7 @@ def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
     if (unreadable := unreadable_on_document(rule, ctx)) is not None:
         return unreadable
     found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        if grounding.value_index >= len(ctx.submission.values):
-            continue
-        value = printed(ctx.submission.values[grounding.value_index])
+    for grounding, value in answered_groundings(ctx):
         # A package's thermal resistance is printed beside the ratings, but is a characteristic of the package.
         if value.get("typical") is None or plausibility.compatible(str(value.get("unit") or ""), "K/W"):
             continue

@@ -19,13 +19,14 @@ import re
 from typing import Any
 
 from app.detectors import plausibility
-from app.detectors.dimensions import head_phrase, printed
+from app.detectors.dimensions import head_phrase
 from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import (
     Context,
     Rule,
     Verdict,
+    answered_groundings,
     clean,
     flag,
     not_evaluable,
@@ -202,10 +203,7 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
     if not wanted:
         return not_evaluable(rule, "the requested name has no words to compare")
     found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        if grounding.value_index >= len(ctx.submission.values):
-            continue
-        value = printed(ctx.submission.values[grounding.value_index])
+    for grounding, value in answered_groundings(ctx):
         cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
         if cell is None or not tabular(cell.row):
             continue

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.config import RuleSettings, rule_settings
+from app.detectors.dimensions import printed
 from app.detectors.grounding import (
     PROVENANCE_MIN_FRAGMENTS,
     PROVENANCE_MIN_SHARE,
@@ -134,6 +135,13 @@ def unreadable_on_document(rule: Rule, ctx: Context) -> Verdict | None:
     if ctx.document is None or ctx.groundings is None:
         return not_evaluable(rule, "the intended datasheet is not available")
     return None
+
+
+def answered_groundings(ctx: Context) -> Iterator[tuple[GroundingResult, dict[str, Any]]]:
+    """Each grounding of a reported value, with that value as the document printed it (``dimensions.printed``)."""
+    for grounding in ctx.groundings or []:
+        if grounding.value_index < len(ctx.submission.values if ctx.submission else []):
+            yield grounding, printed(ctx.submission.values[grounding.value_index])
 
 
 def clean(rule: Rule) -> Verdict:

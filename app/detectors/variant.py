@@ -30,6 +30,7 @@ from app.detectors.rules import (
     Context,
     Rule,
     Verdict,
+    answered_groundings,
     clean,
     flag,
     not_evaluable,
@@ -151,10 +152,7 @@ def _variant_columns(rule: Rule, ctx: Context) -> Verdict:
     if (unreadable := unreadable_on_document(rule, ctx)) is not None:
         return unreadable
     found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        if grounding.value_index >= len(ctx.submission.values):
-            continue
-        value = printed(ctx.submission.values[grounding.value_index])
+    for grounding, value in answered_groundings(ctx):
         shown = plausibility.numbers_of(value)
         cell = value_cell(ctx.document, grounding, dict(ctx.request), value) if len(shown) >= 2 else None
         if cell is None:
