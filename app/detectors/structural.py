@@ -72,6 +72,8 @@ MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter o
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _SIGN = re.compile(r"[+\-±]")
+# Digits continuing a number after a space, with the unit glued on (``1 20Hz``): one number split in two.
+_SPLIT_DIGITS = re.compile(r"\s*(\d+)([A-Za-zµμΩ°%/]*)")
 
 
 @dataclass
@@ -170,19 +172,66 @@ def header_for(index: DatasheetIndex, page_number: int, row_y: float) -> Header 
     return None
 
 
-def table_heading(index: DatasheetIndex, header: Header) -> str:
+def heading_rows(index: DatasheetIndex, header: Header) -> list[Row]:
     """The lines of text just above a table's header row: its caption and the conditions it sets for every row
     (``VCC = 5V, TA = 25°C``). Rows with column gaps, or printing a figure or a dash in a cell of its own, belong
     to a table above and end the heading (a row of long names and conditions has mostly narrow gaps)."""
     rows = [r for r in visual_rows(index, index.page(header.page)) if r.y < header.y]
-    heading: list[str] = []
+    heading: list[Row] = []
     below = header.y
     for row in reversed(rows[-MAX_HEADING_ROWS:]):
         if below - row.y > MAX_HEADING_GAP_LINES * row.height or is_tabular(row) or _prints_cell(row):
             break
-        heading.insert(0, row.text)
+        heading.insert(0, row)
         below = row.y
-    return " ".join(heading)
+    return heading
+
+
+def table_heading(index: DatasheetIndex, header: Header) -> str:
+    """The text of a table's heading (``heading_rows``)."""
+    return " ".join(row.text for row in heading_rows(index, header))
+
+
+def heading_over(rows: list[Row], x: float) -> str:
+    """A table's heading as it bears on a cell centred at ``x``. A heading that sets one symbol several times
+    (``TA = 25°C  TA = −40 to 85°C  TA = −55 to 125°C`` over columns of limits) sets it per column: the cell's
+    column takes the setting printed over it, the one whose words span ``x`` or stand clearly nearest to it;
+    where none does, the heading says nothing of that symbol for the cell."""
+    spans: list[tuple[str, str, float, float, float]] = []  # symbol, text, x0, x1, centre
+    plain: list[str] = []
+    for row in rows:
+        starts, at = [], 0
+        for word in row.words:
+            starts.append(at)
+            at += len(word.text) + 1
+        found = list(CONDITION.finditer(row.text))
+        kept, last = [], 0
+        for i, match in enumerate(found):
+            end = found[i + 1].start() if i + 1 < len(found) else len(row.text)
+            words = [w for w, s in zip(row.words, starts, strict=True) if match.start() <= s < end]
+            if not words:
+                continue
+            x0, x1 = min(w.x0 for w in words), max(w.x1 for w in words)
+            spans.append((match.group(1).casefold(), row.text[match.start():end], x0, x1, (x0 + x1) / 2))
+            kept.append(row.text[last:match.start()])
+            last = end
+        plain.append("".join(kept) + row.text[last:])
+    by_symbol: dict[str, list[tuple[str, str, float, float, float]]] = {}
+    for span in spans:
+        by_symbol.setdefault(span[0], []).append(span)
+    settings = []
+    for group in by_symbol.values():
+        if len(group) == 1:
+            settings.append(group[0][1])
+            continue
+        over = [s for s in group if s[2] <= x <= s[3]]
+        if len(over) == 1:
+            settings.append(over[0][1])
+            continue
+        (nearest, text), (second, _) = sorted((abs(s[4] - x), s[1]) for s in group)[:2]
+        if nearest <= _PLACEMENT_MARGIN * (nearest + second):
+            settings.append(text)
+    return " ".join([*plain, *settings])
 
 
 def _prints_cell(row: Row) -> bool:
@@ -255,10 +304,18 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
             if found is None or (cell is not None and row_sets(cell.row, wanted, cell.word.x0) is True):
                 continue
             want = float(wanted.group(2).replace(",", ".").replace("−", "-"))
-            have = float(found.group(2).replace(",", ".").replace("−", "-"))
-            unit_w, unit_h = wanted.group(3) or None, found.group(3) or None
-            converted = plausibility.convert(have, unit_h, unit_w) if unit_w and unit_h else have
-            if converted is not None and not plausibility.close(converted, want, 1e-6):
+            readings = [(float(found.group(2).replace(",", ".").replace("−", "-")), found.group(3) or None)]
+            # A text layer may split a number's digits with a space (``fRIPPLE =1 20Hz``): read joined too.
+            split = _SPLIT_DIGITS.match(found.string, found.end())
+            if split and not found.group(3):
+                readings.append((float(found.group(2).replace(",", ".").replace("−", "-") + split.group(1)),
+                                 split.group(2) or None))
+            unit_w = wanted.group(3) or None
+            agreed = False
+            for have, unit_h in readings:
+                converted = plausibility.convert(have, unit_h, unit_w) if unit_w and unit_h else have
+                agreed = agreed or converted is None or plausibility.close(converted, want, 1e-6)
+            if not agreed:
                 out.append({"requested": condition, "row_sets": found.group(0)})
     return out
 
@@ -391,8 +448,11 @@ def _column_mismatches(value_index: int, field: str, number: float, unit: str | 
     holders = [w for w in row.words if not is_identifier(w.text) and len(numbers_in(w.text)) == 1
                and _matches(number, unit, w, context_units)]
     placed = {_role_of(w, header) for w in holders} - {None}
-    # A printed ±X is a range whatever its column: min -X / max X (or max X) is a faithful reading of it.
-    plus_minus = any(n.plus_minus for w in holders for n in numbers_in(w.text)) and field in ("min", "max")
+    # A printed ±X is a range whatever its column: min -X / max X (or max X) is a faithful reading of it, the ±
+    # glued to the number or printed as a word of its own before it (``±  100``).
+    plus_minus = any(n.plus_minus for w in holders for n in numbers_in(w.text)) \
+        or any(_signed_apart(row, w) for w in holders)
+    plus_minus = plus_minus and field in ("min", "max")
     out = []
     if placed and field not in placed and placed <= set(_VALUE_ROLES) and not plus_minus:
         column = sorted(placed)[0]
@@ -407,6 +467,15 @@ def _column_mismatches(value_index: int, field: str, number: float, unit: str | 
     return out
 
 
+_PLUS_MINUS_WORDS = {"±", "+/-", "+/−", "+-"}
+
+
+def _signed_apart(row: Row, word: Word) -> bool:
+    """Whether a number's cell is preceded by a ``±`` printed as a word of its own."""
+    position = row.words.index(word)
+    return position > 0 and row.words[position - 1].text.strip() in _PLUS_MINUS_WORDS
+
+
 def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], grounding: GroundingResult,
            request: dict[str, Any]) -> tuple[list[Mismatch], dict[str, Any]] | None:
     """The mismatches between one value and its row, and the row's evidence; ``None`` when the row or its
@@ -418,12 +487,14 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
         return None  # a line of prose, not a table row
     row = primary.row
     header = header_for(index, grounding.page, row.y)
-    heading = table_heading(index, header) if header else ""
+    lines = heading_rows(index, header) if header else []
+    heading = " ".join(line.text for line in lines)
+    over_cell = heading_over(lines, _centre(primary.word))
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
                 "header": header.text if header else None, "header_page": header.page if header else None,
                 "heading": heading or None}
     mismatches: list[Mismatch] = []
-    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, heading,
+    conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, over_cell,
                                           str(grounding.detail.get("located_text") or ""), primary)
     conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
     for item in conditions:
@@ -506,7 +577,7 @@ def _field_mismatch(rule: Rule, ctx: Context) -> Verdict:
 
 
 STRUCTURAL_RULES: tuple[Rule, ...] = (
-    Rule("field_mismatch", "7", Severity.warning,
+    Rule("field_mismatch", "8", Severity.warning,
          "The value's table row, read with its column roles, contradicts the reported field, unit or condition.",
          _field_mismatch),
 )

@@ -56,8 +56,28 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
               (480, 80, "Unit"),
               (40, 100, "Supply current"), (200, 100, "3.3V"), (380, 100, "1.2"), (430, 100, "2.0"), (480, 100, "mA"),
               (200, 112, "5.0V"), (380, 112, "1.8"), (430, 112, "3.0"), (480, 112, "mA")]
+    # A heading setting the temperature once per limit column, over a header on two lines (Typ, then the spanning
+    # label of the limit columns).
+    per_column = [(40, 40, "DC characteristics"),
+                  (322, 52, "TA = 25\u00b0C"), (372, 52, "TA = -40 to 85\u00b0C"), (442, 52, "TA = -55 to 125\u00b0C"),
+                  (40, 62, "Symbol"), (90, 62, "Parameter"), (170, 62, "Conditions"), (256, 62, "VCC"),
+                  (530, 62, "Units"),
+                  (300, 70, "Typ"), (380, 70, "Guaranteed Limits"),
+                  (40, 86, "ICC"), (70, 86, "Quiescent"), (150, 86, "VIN = VCC or GND"), (256, 86, "6.0V"),
+                  (336, 86, "8.0"), (398, 86, "80"), (464, 86, "160"), (530, 86, "\u00b5A"),
+                  (40, 100, "IIN"), (70, 100, "Input"), (150, 100, "VIN = VCC or GND"), (256, 100, "6.0V"),
+                  (334, 100, "\u00b10.1"), (394, 100, "\u00b11.0"), (460, 100, "\u00b11.0"), (530, 100, "\u00b5A")]
+    # A ± printed as a word of its own before the limit; a number split by a space in a condition.
+    apart = [(40, 60, "Parameter"), (120, 60, "Symbol"), (170, 60, "Test Conditions"), (330, 60, "Min."),
+             (370, 60, "Typ."), (410, 60, "Max."), (450, 60, "Unit"),
+             (40, 76, "Gate leakage"), (120, 76, "IGSS"), (170, 76, "VDS = 0 V"), (398, 76, "\u00b1"),
+             (408, 76, "100"), (450, 76, "nA"),
+             (40, 90, "Drain leakage"), (120, 90, "IDSS"), (170, 90, "VDS = 24 V"), (408, 90, "100"),
+             (450, 90, "nA"),
+             (40, 104, "Ripple rejection"), (170, 104, "fRIPPLE =1 20Hz"), (330, 104, "60"), (372, 104, "75"),
+             (450, 104, "dB")]
     path = tmp_path_factory.mktemp("pdf") / "headers.pdf"
-    placed_pdf([[*figures, *ratings, *two_lines], supply], path=path)
+    placed_pdf([[*figures, *ratings, *two_lines], supply, per_column, apart], path=path)
     return open_index(path)
 
 
@@ -122,3 +142,36 @@ def test_a_condition_column_overrides_the_tables_heading(document: DatasheetInde
     # The sub-row for the heading's own supply still contradicts the requested one.
     assert ("condition", None) in kinds(field_mismatch(document, {"typical": 1.8, "max": 3.0, "unit": "mA"},
                                                        "5.0V 1.8 3.0 mA", ["VCC = 3.3V"], page=2))
+
+
+def test_a_heading_setting_a_condition_per_column_is_read_over_the_values_column(document: DatasheetIndex) -> None:
+    # The 85 °C limit, requested at that range: the heading's other ranges stand over other columns.
+    assert ("condition", None) not in kinds(field_mismatch(document, {"max": 80, "unit": "uA"},
+                                                           "ICC Quiescent VIN = VCC or GND 6.0V 8.0 80 160",
+                                                           ["VCC = 6.0V", "TA = -40 to 85\u00b0C"], page=3))
+    assert ("condition", None) not in kinds(field_mismatch(document, {"min": -1.0, "max": 1.0, "unit": "uA"},
+                                                           "IIN Input VIN = VCC or GND 6.0V \u00b10.1 \u00b11.0",
+                                                           ["TA = -40 to 85\u00b0C"], page=3))
+    assert ("condition", None) not in kinds(field_mismatch(document, {"max": 8.0, "unit": "uA"},
+                                                           "ICC Quiescent VIN = VCC or GND 6.0V 8.0",
+                                                           ["TA = 25\u00b0C"], page=3))
+    # The column under another range still contradicts the requested one.
+    assert ("condition", None) in kinds(field_mismatch(document, {"max": 80, "unit": "uA"},
+                                                       "ICC Quiescent VIN = VCC or GND 6.0V 8.0 80 160",
+                                                       ["TA = -55 to 125\u00b0C"], page=3))
+
+
+def test_a_plus_minus_printed_apart_covers_the_min(document: DatasheetIndex) -> None:
+    assert not kinds(field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
+                                    "Gate leakage IGSS VDS = 0 V \u00b1 100 nA", page=4))
+    # Without the sign the min was made up.
+    assert ("wrong_column", "min") in kinds(field_mismatch(document, {"min": -100, "max": 100, "unit": "nA"},
+                                                           "Drain leakage IDSS VDS = 24 V 100 nA", page=4))
+
+
+def test_a_condition_whose_digits_the_text_layer_split_is_read_joined(document: DatasheetIndex) -> None:
+    quote = "Ripple rejection fRIPPLE =1 20Hz 60 75 dB"
+    assert ("condition", None) not in kinds(field_mismatch(document, {"min": 60, "typical": 75, "unit": "dB"},
+                                                           quote, ["fRIPPLE = 120Hz"], page=4))
+    assert ("condition", None) in kinds(field_mismatch(document, {"min": 60, "typical": 75, "unit": "dB"},
+                                                       quote, ["fRIPPLE = 100Hz"], page=4))
