@@ -18,8 +18,9 @@ The reported pages are searched first; a quote found only elsewhere is ``grounde
 Each reported number must then occur in the located document text, compared numerically (decimal commas,
 leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text prints a unit), else the outcome is
 ``value_not_in_quote``; a quote that stops before its row's value cells (the parameter's name and conditions
-only) is completed by the numbers printed further along the rows it stands on. The located words' boxes are
-kept so a reviewer sees the passage highlighted.
+only) is completed by the numbers printed further along the rows it stands on, and by lines of figures only
+between the lines it stands on (a sub-row's cells the text layer reads apart from its name and conditions). The
+located words' boxes are kept so a reviewer sees the passage highlighted.
 """
 
 from __future__ import annotations
@@ -196,7 +197,8 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     if missing:
         # A quote that stops before its row's value cells ("Total gate charge Qg VGS = 4.5 V") is completed by
         # them: the numbers printed further along the rows the quote stands on.
-        row_words = [w for w in _row_continuation(index, location.page, boxes) if not _within(w, boxes)]
+        row_words = [w for w in [*_row_continuation(index, location.page, boxes),
+                                 *_rows_between(index, location.page, boxes)] if not _within(w, boxes)]
         row_numbers = [n for w in row_words for n in numbers_in(without_identifiers(w.text))]
         missing = {name: number for name, number in missing.items() if not number_occurs(number, unit, row_numbers)}
     if missing:
@@ -221,6 +223,22 @@ def _row_continuation(index: DatasheetIndex, page: PageInfo, boxes: list[list[fl
         ends = [b[2] for b in boxes if b[1] - 1 <= row.y <= b[3] + 1]
         if ends:
             out.extend(w for w in row.words if w.x0 >= max(ends) - 1)
+    return out
+
+
+def _rows_between(index: DatasheetIndex, page: PageInfo, boxes: list[list[float]]) -> list[Word]:
+    """The words of lines printing figures only that stand between lines the located text stands on: a sub-row's
+    value cells that the text layer reads apart from its name and its conditions cell (``Total gate charge Qg``,
+    then ``3  4.5``, then the conditions merged over this sub-row and the rows below)."""
+    rows = visual_rows(index, page)
+    covered = [i for i, row in enumerate(rows) if any(b[1] - 1 <= row.y <= b[3] + 1 for b in boxes)]
+    if len(covered) < 2:
+        return []
+    out: list[Word] = []
+    for row in rows[covered[0] + 1:covered[-1]]:
+        if row.words and all(numbers_in(w.text) and not any(c.isalpha() for c in w.text) for w in row.words) \
+                and not any(b[1] - 1 <= row.y <= b[3] + 1 for b in boxes):
+            out.extend(row.words)
     return out
 
 

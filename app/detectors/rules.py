@@ -548,7 +548,7 @@ RULES: tuple[Rule, ...] = (
          _budget_exhausted),
     Rule("quote_not_found", "2", Severity.error, "The quote cannot be re-found in the intended PDF.",
          _grounding_rule(Outcome.quote_not_found)),
-    Rule("value_not_in_quote", "2", Severity.warning, "A reported number does not occur in the located quote.",
+    Rule("value_not_in_quote", "3", Severity.warning, "A reported number does not occur in the located quote.",
          _grounding_rule(Outcome.value_not_in_quote)),
     Rule("grounded_other_page", "1", Severity.info, "The quote is on another page than the one reported.",
          _grounding_rule(Outcome.grounded_other_page)),

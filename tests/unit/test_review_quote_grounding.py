@@ -161,3 +161,21 @@ def test_a_quote_stopping_before_its_value_cells_is_completed_by_its_row(table: 
     # Numbers printed on another row are still not in the quote.
     other = ground_value(table, 0, {"typical": 4.5, "max": 6.1, "unit": "mA"}, "Quiescent drain IQD Slow mode", [2])
     assert other.outcome is Outcome.value_not_in_quote
+
+
+def test_a_sub_rows_figures_read_apart_between_its_name_and_its_conditions_are_the_quotes(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    # The text layer reads the name, then the conditions cell merged over this sub-row and the row below, and the
+    # sub-row's figures, printed on a line between them, only after them.
+    page = [(NAME, 100, "Total charge"), (SYMBOL, 100, "QG"),
+            (NAME, 128, "Source charge"), (SYMBOL, 128, "QS"), (COND, 128, "VDS = 15 V, VGS = 4.5 V"),
+            (TYP, 128, "0.8"),
+            (TYP, 114, "3"), (MAX, 114, "4.5"),
+            (TYP, 142, "9")]
+    path = tmp_path_factory.mktemp("pdf") / "merged.pdf"
+    placed_pdf([page], path=path)
+    index = open_index(path)
+    quote = "Total charge QG Source charge QS VDS = 15 V, VGS = 4.5 V"
+    assert ground_value(index, 0, {"typical": 3, "max": 4.5, "unit": "nC"}, quote, [1]).outcome is Outcome.grounded
+    # A line of figures below the quote's lines is not the quote's.
+    assert ground_value(index, 0, {"typical": 9, "unit": "nC"}, quote, [1]).outcome is Outcome.value_not_in_quote
