@@ -30,7 +30,7 @@ _QUALIFIED = re.compile(
 # The first match wins, so specific names come before the general words they contain.
 _DIMENSIONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), unit, name) for pattern, unit, name in (
-        (r"thermal\s+resistance", "K/W", "thermal resistance"),
+        (r"thermal\s+(?:resistance|impedance)", "K/W", "thermal resistance"),
         (r"resistance|impedance|\bohmic\b", "ohm", "resistance"),
         (r"capacitance", "F", "capacitance"),
         (r"inductance", "H", "inductance"),

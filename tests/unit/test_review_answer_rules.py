@@ -26,6 +26,7 @@ def verdicts(values: list[dict[str, Any]], request: dict[str, Any], *, confidenc
     ("Propagation delay", "time"), ("Clock period", "time"), ("Bandwidth", "frequency"),
     ("Operating temperature", "temperature"), ("Holding torque", "torque"), ("Power rating", "power"),
     ("Input capacitance", "capacitance"), ("Junction-to-ambient thermal resistance", "thermal resistance"),
+    ("Case-to-sink thermal impedance", "thermal resistance"),
     ("Dielectric withstanding voltage", "voltage"), ("Relative pressure", "pressure"),
 ])
 def test_dimension_is_inferred_from_the_parameter_name(name: str, dimension: str) -> None:
