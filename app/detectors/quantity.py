@@ -2,9 +2,10 @@
 
 A datasheet prints a quantity beside the words that turn it into another one: a *threshold* voltage beside the
 maximum gate voltage, a collector *cut-off* current beside the collector current, a reference voltage
-*deviation* beside the reference voltage. A value read from such a row has the right dimension and is printed
-where the quote says, so no other check notices it; the row's own label does. ``other_quantity`` flags a
-value whose row names one of these qualifiers when the request does not.
+*deviation* beside the reference voltage, a gate *non-trigger* voltage beside the gate trigger voltage. A value
+read from such a row has the right dimension and is printed where the quote says, so no other check notices it;
+the row's own label does. ``other_quantity`` flags a value whose row names one of these qualifiers when the
+request does not.
 
 The label is the row's words left of the value's cell (name, symbol, conditions) with the lines of a name cell
 that wraps above or below it, or, when the value opens the row, the words after it: a qualifier in the unit
@@ -45,14 +46,17 @@ QUALIFIERS: dict[str, tuple[str, ...]] = {
     "hysteresis": ("hysteresis",),
     "rejection": ("rejection",),
     "regulation": ("regulation",),
+    "non-trigger": ("non-trigger", "nontrigger"),
 }
+# Dashes a text layer prints for a hyphen (``Non−Trigger`` with a minus sign).
+_DASHES = str.maketrans({c: " " for c in "-‐‑‒–—−"})
 _NUMBER = re.compile(r"\d")
 # Lines of a wrapped name cell lie within this many line heights of the value's row.
 WRAP_LINES = 1.5
 
 
 def mentions(text: str, spellings: tuple[str, ...]) -> bool:
-    folded = " ".join(text.casefold().replace("-", " ").split())
+    folded = " ".join(text.casefold().translate(_DASHES).split())
     return any(s.replace("-", " ") in folded for s in spellings)
 
 
@@ -115,7 +119,7 @@ def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
 
 
 QUANTITY_RULES: tuple[Rule, ...] = (
-    Rule("other_quantity", "2", Severity.warning,
+    Rule("other_quantity", "3", Severity.warning,
          "The value's row names a qualifier (threshold, cut-off, deviation, ...) the request does not ask for.",
          _other_quantity),
 )

@@ -241,6 +241,6 @@ def _partial_summary(rule: Rule, ctx: Context) -> Verdict:
 
 
 SUMMARY_RULES: tuple[Rule, ...] = (
-    Rule("partial_summary", "4", Severity.warning,
+    Rule("partial_summary", "5", Severity.warning,
          "A value read from a summary line leaves out limits the parameter's table row prints.", _partial_summary),
 )

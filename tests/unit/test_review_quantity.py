@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.detectors.quantity import QUANTITY_RULES
+from app.detectors.quantity import QUALIFIERS, QUANTITY_RULES, mentions
 from app.documents.cache import open_index
 from app.documents.index import DatasheetIndex
 from tests.support.pdfs import placed_pdf
@@ -32,7 +32,9 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (NAME, 252, "Drain cut-off"), (SYMBOL, 260, "IDX"), (COND, 260, "VD = rated"), (MAX, 260, "0.2"),
             (UNIT, 260, "mA"), (NAME, 268, "(gate open)"),
             # The next parameter's name right under a row with a name of its own.
-            (NAME, 300, "Drain current"), (MAX, 300, "3"), (UNIT, 300, "A"), (NAME, 309, "Hysteresis band")]
+            (NAME, 300, "Drain current"), (MAX, 300, "3"), (UNIT, 300, "A"), (NAME, 309, "Hysteresis band"),
+            (NAME, 340, "Gate non-trigger voltage"), (SYMBOL, 340, "VGD"), (MIN, 340, "0.1"), (UNIT, 340, "V"),
+            (NAME, 360, "Gate trigger voltage"), (SYMBOL, 360, "VGT"), (MAX, 360, "2.0"), (UNIT, 360, "V")]
     path = tmp_path_factory.mktemp("pdf") / "quantity.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -70,3 +72,14 @@ def test_a_name_wrapped_around_the_values_row_is_its_label(document: DatasheetIn
     assert verdict(document, "Drain current", {"max": 0.2, "unit": "mA"}, "IDX VD = rated 0.2 mA").findings
     # Under a row with a name of its own, the next line is another parameter's.
     assert not verdict(document, "Drain current", {"max": 3, "unit": "A"}, "Drain current 3 A").findings
+
+
+def test_a_non_trigger_row_is_not_the_trigger_parameter(document: DatasheetIndex) -> None:
+    quote = "Gate non-trigger voltage VGD 0.1 V"
+    [finding] = verdict(document, "Gate trigger voltage", {"min": 0.1, "unit": "V"}, quote).findings
+    assert finding.evidence["rows"][0]["qualifier"] == "non-trigger"
+    assert not verdict(document, "Gate non-trigger voltage", {"min": 0.1, "unit": "V"}, quote).findings
+    assert not verdict(document, "Gate trigger voltage", {"max": 2.0, "unit": "V"},
+                       "Gate trigger voltage VGT 2.0 V").findings
+    # A text layer's minus sign for the hyphen is the same spelling.
+    assert mentions("Gate Non\u2212Trigger Voltage", QUALIFIERS["non-trigger"])
