@@ -15,12 +15,12 @@ on one page. A quote that is still not found is read the way models write quotes
 (``app.detectors.quote_fragments``): split into its printed fragments, each located exactly, normalised, or
 aligned to one table row or block of lines (``row``, ``app.detectors.row_alignment``), before the ``fuzzy`` tier.
 The reported pages are searched first; a quote found only elsewhere is ``grounded_other_page``.
-Each reported number must then occur in the located document text, compared numerically (decimal commas,
-leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text prints a unit), else the outcome is
-``value_not_in_quote``; a quote that stops before its row's value cells (the parameter's name and conditions
-only) is completed by the numbers printed further along the rows it stands on, and by lines of figures only
-between the lines it stands on (a sub-row's cells the text layer reads apart from its name and conditions). The
-located words' boxes are kept so a reviewer sees the passage highlighted.
+Each reported number must then occur in the located document text (a note or equation mark, ``(2)``, is no figure),
+compared numerically (decimal commas, leading-dot decimals, unicode minus, ``±``, and SI prefixes where the text
+prints a unit), else the outcome is ``value_not_in_quote``; a quote that stops before its row's value cells (the
+parameter's name and conditions only) is completed by the numbers printed further along the rows it stands on, and
+by lines of figures only between the lines it stands on (a sub-row's cells the text layer reads apart from its name
+and conditions). The located words' boxes are kept so a reviewer sees the passage highlighted.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
     text = location.view.text
     pieces = [text[slice(*_expand_to_tokens(text, s.start, s.end))] for s in location.spans]
     located_text = " … ".join(" ".join(p.split()) for p in pieces)
-    text_numbers = [n for p in pieces for n in numbers_in(without_identifiers(p))]
+    text_numbers = [n for p in pieces for n in numbers_in(without_identifiers(without_note_marks(p)))]
     unit = value.get("unit")
     missing = {name: number for name, number in plausibility.numbers_of(value).items()
                if not number_occurs(number, unit, text_numbers) and not _implied(name, number, value)}
@@ -199,7 +199,7 @@ def ground_value(index: DatasheetIndex, value_index: int, value: dict[str, Any],
         # them: the numbers printed further along the rows the quote stands on.
         row_words = [w for w in [*_row_continuation(index, location.page, boxes),
                                  *_rows_between(index, location.page, boxes)] if not _within(w, boxes)]
-        row_numbers = [n for w in row_words for n in numbers_in(without_identifiers(w.text))]
+        row_numbers = [n for w in row_words for n in numbers_in(without_identifiers(without_note_marks(w.text)))]
         missing = {name: number for name, number in missing.items() if not number_occurs(number, unit, row_numbers)}
     if missing:
         outcome = Outcome.value_not_in_quote
@@ -240,6 +240,15 @@ def _rows_between(index: DatasheetIndex, page: PageInfo, boxes: list[list[float]
                 and not any(b[1] - 1 <= row.y <= b[3] + 1 for b in boxes):
             out.extend(row.words)
     return out
+
+
+# A note or equation reference standing as a word of its own: ``(2)``, ``[1]``.
+_NOTE_MARK = re.compile(r"(?<!\S)[(\[]\d[)\]](?!\S)")
+
+
+def without_note_marks(text: str) -> str:
+    """``text`` with its note and equation marks (``(2)``, ``[1]``) blanked out: they are no figure."""
+    return _NOTE_MARK.sub(" ", text)
 
 
 def _implied(name: str, number: float, value: dict[str, Any]) -> bool:

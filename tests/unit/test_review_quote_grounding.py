@@ -179,3 +179,13 @@ def test_a_sub_rows_figures_read_apart_between_its_name_and_its_conditions_are_t
     assert ground_value(index, 0, {"typical": 3, "max": 4.5, "unit": "nC"}, quote, [1]).outcome is Outcome.grounded
     # A line of figures below the quote's lines is not the quote's.
     assert ground_value(index, 0, {"typical": 9, "unit": "nC"}, quote, [1]).outcome is Outcome.value_not_in_quote
+
+
+def test_a_note_or_equation_mark_is_no_figure(tmp_path_factory: pytest.TempPathFactory) -> None:
+    page = [(NAME, 80, "Reset threshold"), (TYP, 80, "3.125"), (UNIT, 80, "(2)"),
+            (NAME, 100, "Hysteresis"), (TYP, 100, "2"), (UNIT, 100, "mV")]
+    path = tmp_path_factory.mktemp("pdf") / "notes.pdf"
+    placed_pdf([page], path=path)
+    index = open_index(path)
+    assert ground_value(index, 0, {"typical": 2}, "(2)", [1]).outcome is Outcome.value_not_in_quote
+    assert ground_value(index, 0, {"typical": 2, "unit": "mV"}, "Hysteresis 2 mV", [1]).outcome is Outcome.grounded
