@@ -13,7 +13,8 @@ Then, per reported value:
 * a unit column that disagrees with the reported unit (another dimension, or a number that is not the
   printed one once both are in one unit);
 * a row that names its own limit left of the value (``Min`` and ``Max`` sub-rows of one parameter, its columns
-  supply voltages or temperature ranges) while the value was reported as another field;
+  supply voltages or temperature ranges) while the value was reported as another field, or, in an answer of several
+  fields, as its own field while the other sub-row prints the other limit under it and the answer leaves it out;
 * a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
   to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself, or that the
   row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant).
@@ -64,6 +65,8 @@ _PLACEMENT_MARGIN = 0.35
 MIN_HEADER_SHARE = 0.35
 MAX_ROW_WORDS = 16
 MIN_COLUMN_GAP = 6.0
+# A parameter's ``Min`` and ``Max`` sub-rows stand within this many line heights of each other.
+SUB_ROW_LINES = 1.8
 # A second header line (``Typ`` under ``Guaranteed limits``) stands within this many line heights of the first.
 HEADER_LINES = 1.6
 # A table's heading: at most this many lines of text just above its header row, this close to each other.
@@ -427,6 +430,34 @@ def _row_role(row: Row, box: list[float]) -> str | None:
     return roles.pop() if len(roles) == 1 else None
 
 
+def _sibling_limit(index: DatasheetIndex, page: int, value_index: int, field: str, cell: ValueCell,
+                   shown: dict[str, float], unit: str | None) -> list[Mismatch]:
+    """The other limit of a parameter printed as ``Min`` and ``Max`` sub-rows: an answer of several fields whose min
+    was read from the ``Min`` sub-row while the ``Max`` sub-row next to it prints a figure under it (or the
+    reverse) that the answer leaves out. The parameter's limits are read together, as a row's columns are."""
+    other = {"min": "max", "max": "min"}.get(field)
+    if other is None or other in shown or len(shown) < 2:
+        return []  # one limit alone is an answer about that limit
+    # The word printing the reported limit on its sub-row (the located cell may be another field's).
+    holder = next((w for w in cell.row.words if (printed := plain_number(w)) is not None
+                   and reports(shown[field], unit, printed, [])), None)
+    rows = visual_rows(index, index.page(page))
+    position = rows.index(cell.row) if cell.row in rows else -1
+    if holder is None or position < 0:
+        return []
+    for neighbour in rows[max(0, position - 1):position] + rows[position + 1:position + 2]:
+        if abs(neighbour.y - cell.row.y) > SUB_ROW_LINES * cell.row.height \
+                or _row_role(neighbour, [holder.x0, holder.y0, holder.x1, holder.y1]) != other:
+            continue
+        under = next((w for w in neighbour.words if w.x0 < holder.x1 and holder.x0 < w.x1
+                      and plain_number(w) is not None), None)
+        if under is not None:
+            return [Mismatch("omitted_field", value_index, f"the parameter's {other} sub-row prints {under.text} "
+                             f"under the reported {field}, but the answer has no {other}",
+                             {"field": other, "cell": under.text})]
+    return []
+
+
 def _field_cell(cells: list[ValueCell], primary: ValueCell, number: float, unit: str | None,
                 request: dict[str, Any], value: dict[str, Any]) -> ValueCell:
     """The cell a reported field was read from: on the value's row when that row prints its number, else the
@@ -513,6 +544,8 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
                                        f"but the value was reported as {field}", {"field": field, "row": own_role}))
         if field_header is not None:
             mismatches.extend(_column_mismatches(value_index, field, number, unit, cell.row, field_header))
+        if own_role == field:
+            mismatches.extend(_sibling_limit(index, grounding.page, value_index, field, cell, shown, unit))
     if header is None:
         return mismatches, evidence
     cells = placed_cells(row, header)
