@@ -17,7 +17,9 @@ Then, per reported value:
   fields, as its own field while the other sub-row prints the other limit under it and the answer leaves it out;
 * a requested condition (``VDD = 5 V``) that the row sets to another value, or that the table's heading sets
   to another value for every row (``VCC = 5V, TA = 25°C``) when the row does not set it itself, or that the
-  row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant).
+  row prints with other signs only (``MT2(+), G(+)`` for a requested ``MT2(-), G(+)``: another quadrant); a
+  condition a terse request gives in its name without a symbol (``... at 5 V``) that the row's one setting of that
+  quantity contradicts (``VDD = 3.3 V``).
 
 A row with more words than a short table row has is read only when the value's cell stands apart from its
 neighbours (long test conditions); otherwise it is taken for a line of prose. Each is a ``field_mismatch``
@@ -75,6 +77,8 @@ MAX_HEADING_GAP_LINES = 3.0  # points; a space in body text is about a quarter o
 # A cell that is a number: optional sign or ±, digits, optional unit glued on ("12", "-0.3", "±6", "2.7V").
 _NUMBER_CELL = re.compile(r"^(?:\+/-|\+/−|[±+\-−–])?\s?(?:\d|[.,]\d)")
 _SIGN = re.compile(r"[+\-±]")
+# A condition a terse request gives in its name without a symbol: ``at 5 V`` closing the name or a clause of it.
+_NAME_SETTING = re.compile(r"(?:\bat|@)\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ]+)(?=\s*(?:$|[,;)]|and\b))")
 # Digits continuing a number after a space, with the unit glued on (``1 20Hz``): one number split in two.
 _SPLIT_DIGITS = re.compile(r"\s*(\d+)([A-Za-zµμΩ°%/]*)")
 
@@ -323,6 +327,44 @@ def _conditions_contradicted(requested: list[str], row_text: str, heading: str =
     return out
 
 
+def _name_settings_contradicted(name: str, row_text: str, heading: str = "", located: str = "",
+                                cell: ValueCell | None = None) -> list[dict[str, Any]]:
+    """Conditions a terse request gives in its name without a symbol (``Supply current at 5 V, powered up``) that
+    the row sets otherwise. The row's settings of that quantity come first, then a cell of its own left of the
+    value (a ``3.3V`` under a ``VCC`` column), then the table's heading: where the first of them that says
+    anything sets one symbol or cell of the quantity, to another value, the value is for another condition. A row
+    setting several (an input and an output voltage) leaves open which one the name meant."""
+    out = []
+    own = [(m.group(1), _setting_number(m.group(2)), m.group(3) or None)
+           for text in (located, row_text) for m in CONDITION.finditer(text)]
+    cells = [(f"cell{i}", v, n.unit) for i, w in enumerate(cell.row.words if cell is not None else [])
+             if w.x1 <= cell.word.x0 and (n := plain_number(w)) is not None and n.unit for v in n.values]
+    heading_settings = [(m.group(1), _setting_number(m.group(2)), m.group(3) or None)
+                        for m in CONDITION.finditer(heading)]
+    for wanted in _NAME_SETTING.finditer(name):
+        unit = wanted.group(2)
+        if plausibility.parse_unit(unit) is None or plausibility.compatible(unit, "degC") is not False:
+            continue
+        want = _setting_number(wanted.group(1))
+        for source in (own, cells, heading_settings):
+            same = [(symbol, have, have_unit) for symbol, have, have_unit in source
+                    if have_unit and plausibility.compatible(have_unit, unit) is True]
+            if not same:
+                continue
+            agreed = any((converted := plausibility.convert(have, have_unit, unit)) is not None
+                         and plausibility.close(converted, want, 1e-6) for _, have, have_unit in same)
+            if not agreed and len({symbol.casefold() for symbol, _, _ in same}) == 1:
+                symbol, have, have_unit = same[0]
+                printed = f"{have:g} {have_unit}" if symbol.startswith("cell") else f"{symbol} = {have:g} {have_unit}"
+                out.append({"requested": wanted.group(0), "row_sets": printed})
+            break
+    return out
+
+
+def _setting_number(text: str) -> float:
+    return float(text.replace(",", ".").replace("−", "-"))
+
+
 def _polarity_contradicted(requested: list[str], row_text: str) -> list[dict[str, Any]]:
     """Requested conditions the row prints with other signs only (``MT2(-), G(+)`` where the row is for
     ``MT2(+), G(+)``): a quadrant or polarity of the same conditions, not the one asked for."""
@@ -528,6 +570,8 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     conditions = _conditions_contradicted(list(request.get("conditions") or []), row.text, over_cell,
                                           str(grounding.detail.get("located_text") or ""), primary)
     conditions += _polarity_contradicted(list(request.get("conditions") or []), row.text)
+    conditions += _name_settings_contradicted(str(request.get("name") or ""), row.text, over_cell,
+                                              str(grounding.detail.get("located_text") or ""), primary)
     for item in conditions:
         mismatches.append(Mismatch("condition", value_index, f"the request sets {item['requested']}, but the row "
                                    f"it came from is for {item['row_sets']}", item))

@@ -175,3 +175,22 @@ def test_a_condition_whose_digits_the_text_layer_split_is_read_joined(document: 
                                                            quote, ["fRIPPLE = 120Hz"], page=4))
     assert ("condition", None) in kinds(field_mismatch(document, {"min": 60, "typical": 75, "unit": "dB"},
                                                        quote, ["fRIPPLE = 100Hz"], page=4))
+
+
+def test_a_condition_given_in_a_terse_requests_name_is_read_against_the_rows_setting(
+        document: DatasheetIndex) -> None:
+    def named(name: str, value: dict[str, Any], quote: str) -> list[tuple[str, str | None]]:
+        [verdict] = audit_answer(document, value, quote, {"name": name, "unit": None, "conditions": []},
+                                 STRUCTURAL_RULES, page=2, confidence=0.9)
+        return kinds(verdict)
+
+    low = ({"typical": 1.2, "max": 2.0, "unit": "mA"}, "Supply current 3.3V 1.2 2.0 mA")
+    high = ({"typical": 1.8, "max": 3.0, "unit": "mA"}, "5.0V 1.8 3.0 mA")
+    # The row's own supply cell, or the heading's supply where the row prints none, is the one the name asks for.
+    assert ("condition", None) not in named("Supply current at 3.3 V", *low)
+    assert ("condition", None) not in named("Supply current at 5 V, no load", *high)
+    # Another supply than the name's is another specification.
+    assert ("condition", None) in named("Supply current at 3.3 V, no load", *high)
+    assert ("condition", None) in named("Supply current at 5 V", *low)
+    # A figure the name gives for another quantity of the row ("at 3.3 V output") says nothing of the supply.
+    assert ("condition", None) not in named("Supply current at 3.3 V output", *high)
