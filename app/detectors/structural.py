@@ -199,11 +199,14 @@ def table_heading(index: DatasheetIndex, header: Header) -> str:
     return " ".join(row.text for row in heading_rows(index, header))
 
 
-def heading_over(rows: list[Row], x: float) -> str:
+def heading_over(rows: list[Row], x: float, requested: list[str] | None = None) -> str:
     """A table's heading as it bears on a cell centred at ``x``. A heading that sets one symbol several times
     (``TA = 25°C  TA = −40 to 85°C  TA = −55 to 125°C`` over columns of limits) sets it per column: the cell's
     column takes the setting printed over it, the one whose words span ``x`` or stand clearly nearest to it;
-    where none does, the heading says nothing of that symbol for the cell."""
+    where none does, the heading says nothing of that symbol for the cell. Nor does it for a ``requested``
+    setting it prints itself: the figure may stand in several columns, and the cell located is one of them."""
+    asked = {(m.group(1).casefold(), _figures(m.string[m.start():])) for c in requested or []
+             for m in CONDITION.finditer(c)}
     spans: list[tuple[str, str, float, float, float]] = []  # symbol, text, x0, x1, centre
     plain: list[str] = []
     for row in rows:
@@ -227,9 +230,11 @@ def heading_over(rows: list[Row], x: float) -> str:
     for span in spans:
         by_symbol.setdefault(span[0], []).append(span)
     settings = []
-    for group in by_symbol.values():
+    for symbol, group in by_symbol.items():
         if len(group) == 1:
             settings.append(group[0][1])
+            continue
+        if any((symbol, _figures(text)) in asked for _, text, *_ in group):
             continue
         over = [s for s in group if s[2] <= x <= s[3]]
         if len(over) == 1:
@@ -239,6 +244,14 @@ def heading_over(rows: list[Row], x: float) -> str:
         if nearest <= _PLACEMENT_MARGIN * (nearest + second):
             settings.append(text)
     return " ".join([*plain, *settings])
+
+
+def _figures(setting: str) -> tuple[float, ...]:
+    """The figures a ``SYMBOL = ...`` setting prints up to its next setting (``−40`` and ``85`` of ``TA = −40 to
+    85°C``)."""
+    following = CONDITION.search(setting, 1)
+    text = setting[:following.start()] if following else setting
+    return tuple(v for n in numbers_in(text.split("=", 1)[-1]) for v in n.values)
 
 
 def _prints_cell(row: Row) -> bool:
@@ -562,7 +575,7 @@ def reread(index: DatasheetIndex, value_index: int, value: dict[str, Any], groun
     header = header_for(index, grounding.page, row.y)
     lines = heading_rows(index, header) if header else []
     heading = " ".join(line.text for line in lines)
-    over_cell = heading_over(lines, _centre(primary.word))
+    over_cell = heading_over(lines, _centre(primary.word), list(request.get("conditions") or []))
     evidence = {"page": grounding.page, "row_box": _row_box(row), "row_text": row.text,
                 "header": header.text if header else None, "header_page": header.page if header else None,
                 "heading": heading or None}
