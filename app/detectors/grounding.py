@@ -229,7 +229,7 @@ def _row_continuation(index: DatasheetIndex, page: PageInfo, boxes: list[list[fl
 def _rows_between(index: DatasheetIndex, page: PageInfo, boxes: list[list[float]]) -> list[Word]:
     """The words of lines printing figures only that stand between lines the located text stands on: a sub-row's
     value cells that the text layer reads apart from its name and its conditions cell (``Total gate charge Qg``,
-    then ``3  4.5``, then the conditions merged over this sub-row and the rows below)."""
+    then its figures, then the conditions merged over this sub-row and the rows below)."""
     rows = visual_rows(index, page)
     covered = [i for i, row in enumerate(rows) if any(b[1] - 1 <= row.y <= b[3] + 1 for b in boxes)]
     if len(covered) < 2:

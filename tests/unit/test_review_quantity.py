@@ -33,8 +33,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
             (UNIT, 260, "mA"), (NAME, 268, "(gate open)"),
             # The next parameter's name right under a row with a name of its own.
             (NAME, 300, "Drain current"), (MAX, 300, "3"), (UNIT, 300, "A"), (NAME, 309, "Hysteresis band"),
-            (NAME, 340, "Gate non-trigger voltage"), (SYMBOL, 340, "VGD"), (MIN, 340, "0.1"), (UNIT, 340, "V"),
-            (NAME, 360, "Gate trigger voltage"), (SYMBOL, 360, "VGT"), (MAX, 360, "2.0"), (UNIT, 360, "V")]
+            (NAME, 340, "Gate non-trigger voltage"), (SYMBOL, 340, "VGD"), (MIN, 340, "0.15"), (UNIT, 340, "V"),
+            (NAME, 360, "Gate trigger voltage"), (SYMBOL, 360, "VGT"), (MAX, 360, "1.8"), (UNIT, 360, "V")]
     path = tmp_path_factory.mktemp("pdf") / "quantity.pdf"
     placed_pdf([page], path=path)
     return open_index(path)
@@ -75,11 +75,11 @@ def test_a_name_wrapped_around_the_values_row_is_its_label(document: DatasheetIn
 
 
 def test_a_non_trigger_row_is_not_the_trigger_parameter(document: DatasheetIndex) -> None:
-    quote = "Gate non-trigger voltage VGD 0.1 V"
-    [finding] = verdict(document, "Gate trigger voltage", {"min": 0.1, "unit": "V"}, quote).findings
+    quote = "Gate non-trigger voltage VGD 0.15 V"
+    [finding] = verdict(document, "Gate trigger voltage", {"min": 0.15, "unit": "V"}, quote).findings
     assert finding.evidence["rows"][0]["qualifier"] == "non-trigger"
-    assert not verdict(document, "Gate non-trigger voltage", {"min": 0.1, "unit": "V"}, quote).findings
-    assert not verdict(document, "Gate trigger voltage", {"max": 2.0, "unit": "V"},
-                       "Gate trigger voltage VGT 2.0 V").findings
+    assert not verdict(document, "Gate non-trigger voltage", {"min": 0.15, "unit": "V"}, quote).findings
+    assert not verdict(document, "Gate trigger voltage", {"max": 1.8, "unit": "V"},
+                       "Gate trigger voltage VGT 1.8 V").findings
     # A text layer's minus sign for the hyphen is the same spelling.
     assert mentions("Gate Non\u2212Trigger Voltage", QUALIFIERS["non-trigger"])

@@ -168,24 +168,24 @@ def test_a_sub_rows_figures_read_apart_between_its_name_and_its_conditions_are_t
     # The text layer reads the name, then the conditions cell merged over this sub-row and the row below, and the
     # sub-row's figures, printed on a line between them, only after them.
     page = [(NAME, 100, "Total charge"), (SYMBOL, 100, "QG"),
-            (NAME, 128, "Source charge"), (SYMBOL, 128, "QS"), (COND, 128, "VDS = 15 V, VGS = 4.5 V"),
-            (TYP, 128, "0.8"),
-            (TYP, 114, "3"), (MAX, 114, "4.5"),
+            (NAME, 128, "Source charge"), (SYMBOL, 128, "QS"), (COND, 128, "VDS = 12 V, VGS = 5 V"),
+            (TYP, 128, "1.3"),
+            (TYP, 114, "5"), (MAX, 114, "7.5"),
             (TYP, 142, "9")]
     path = tmp_path_factory.mktemp("pdf") / "merged.pdf"
     placed_pdf([page], path=path)
     index = open_index(path)
-    quote = "Total charge QG Source charge QS VDS = 15 V, VGS = 4.5 V"
-    assert ground_value(index, 0, {"typical": 3, "max": 4.5, "unit": "nC"}, quote, [1]).outcome is Outcome.grounded
+    quote = "Total charge QG Source charge QS VDS = 12 V, VGS = 5 V"
+    assert ground_value(index, 0, {"typical": 5, "max": 7.5, "unit": "nC"}, quote, [1]).outcome is Outcome.grounded
     # A line of figures below the quote's lines is not the quote's.
     assert ground_value(index, 0, {"typical": 9, "unit": "nC"}, quote, [1]).outcome is Outcome.value_not_in_quote
 
 
 def test_a_note_or_equation_mark_is_no_figure(tmp_path_factory: pytest.TempPathFactory) -> None:
-    page = [(NAME, 80, "Reset threshold"), (TYP, 80, "3.125"), (UNIT, 80, "(2)"),
-            (NAME, 100, "Hysteresis"), (TYP, 100, "2"), (UNIT, 100, "mV")]
+    page = [(NAME, 80, "Reset threshold"), (TYP, 80, "2.5"), (UNIT, 80, "(3)"),
+            (NAME, 100, "Hysteresis"), (TYP, 100, "3"), (UNIT, 100, "mV")]
     path = tmp_path_factory.mktemp("pdf") / "notes.pdf"
     placed_pdf([page], path=path)
     index = open_index(path)
-    assert ground_value(index, 0, {"typical": 2}, "(2)", [1]).outcome is Outcome.value_not_in_quote
-    assert ground_value(index, 0, {"typical": 2, "unit": "mV"}, "Hysteresis 2 mV", [1]).outcome is Outcome.grounded
+    assert ground_value(index, 0, {"typical": 3}, "(3)", [1]).outcome is Outcome.value_not_in_quote
+    assert ground_value(index, 0, {"typical": 3, "unit": "mV"}, "Hysteresis 3 mV", [1]).outcome is Outcome.grounded

@@ -215,22 +215,22 @@ def typ_and_sub_rows(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex
     """A Typ column and limit columns per temperature range, one parameter stated on Min and Max sub-rows."""
     header = [(NAME, 80, "Parameter"), (COND, 80, "Conditions"), (272, 80, "VCC"), (UNIT, 80, "Units"),
               (300, 88, "Typ"), (360, 88, "Guaranteed Limits")]
-    low = [(NAME, 104, "Pulse width"), (COND, 104, "CX = 0.1 uF"), (252, 104, "Min"), (272, 104, "5.0V"),
-           (300, 104, "1"), (340, 104, "0.9"), (380, 104, "0.86"), (UNIT, 104, "ms")]
-    high = [(COND, 116, "RX = 10 k"), (250, 116, "Max"), (272, 116, "5.0V"), (300, 116, "1"), (340, 116, "1.1"),
-            (380, 116, "1.14"), (UNIT, 116, "ms")]
+    low = [(NAME, 104, "Pulse width"), (COND, 104, "CX = 0.2 uF"), (252, 104, "Min"), (272, 104, "5.0V"),
+           (300, 104, "2"), (340, 104, "1.8"), (380, 104, "1.7"), (UNIT, 104, "ms")]
+    high = [(COND, 116, "RX = 10 k"), (250, 116, "Max"), (272, 116, "5.0V"), (300, 116, "2"), (340, 116, "2.2"),
+            (380, 116, "2.3"), (UNIT, 116, "ms")]
     path = tmp_path_factory.mktemp("pdf") / "typ_sub_rows.pdf"
     placed_pdf([[*header, *low, *high]], path=path)
     return open_index(path)
 
 
 def test_an_answer_leaving_out_the_other_sub_rows_limit_is_partial(typ_and_sub_rows: DatasheetIndex) -> None:
-    quote = "Pulse width CX = 0.1 uF Min 5.0V 1 0.9 0.86 ms"
-    verdict = field_mismatch(typ_and_sub_rows, {"min": 0.9, "typical": 1, "unit": "ms"}, quote, 1)
+    quote = "Pulse width CX = 0.2 uF Min 5.0V 2 1.8 1.7 ms"
+    verdict = field_mismatch(typ_and_sub_rows, {"min": 1.8, "typical": 2, "unit": "ms"}, quote, 1)
     assert [(m["kind"], m["field"]) for f in verdict.findings for m in f.evidence["mismatches"]] == [
         ("omitted_field", "max")]
     # With both limits, or one limit alone, nothing is left out.
-    assert not field_mismatch(typ_and_sub_rows, {"min": 0.9, "typical": 1, "max": 1.1, "unit": "ms"},
-                              "Pulse width CX = 0.1 uF Min 5.0V 1 0.9 0.86 ms RX = 10 k Max 5.0V 1 1.1 1.14 ms",
+    assert not field_mismatch(typ_and_sub_rows, {"min": 1.8, "typical": 2, "max": 2.2, "unit": "ms"},
+                              "Pulse width CX = 0.2 uF Min 5.0V 2 1.8 1.7 ms RX = 10 k Max 5.0V 2 2.2 2.3 ms",
                               1).findings
-    assert not field_mismatch(typ_and_sub_rows, {"min": 0.9, "unit": "ms"}, quote, 1).findings
+    assert not field_mismatch(typ_and_sub_rows, {"min": 1.8, "unit": "ms"}, quote, 1).findings
