@@ -13,7 +13,9 @@ run so importing it cannot change how PyMuPDF behaves for us):
 * search latency p50/p99 on the long PDF (goal p99 <= 5 ms);
 * retrieval quality on the dev claims: claim page among the top-3 ``search_text`` hits for the parameter name
   (goal >= 90%), and claim value text present in ``extract_table_markdown`` or ``get_section_text`` of the claim
-  page (goal >= 95%).
+  page (goal >= 95%);
+* the single-pass text document's size: the text layer alone against the text layer followed by each page's
+  tables (what a model without PDF input is sent).
 """
 
 from __future__ import annotations
@@ -274,6 +276,18 @@ def main() -> None:
               f"{any_hit / n:.1%} (goal >= 95%); in the table markdown alone: {table_hit}/{n} = {table_hit / n:.1%}")
         for m in misses:
             print(f"  miss: {m}")
+    # -- single-pass text document ---------------------------------------------------------------------------
+    from app.agent import prompts
+    from app.agent.engines import CHARS_PER_TOKEN, text_document
+
+    plain = carried = 0
+    for path in pdfs:
+        index = open_index(path)
+        plain += len(prompts.document_block([page.text for page in index.pages])) // CHARS_PER_TOKEN
+        carried += len(text_document(index)) // CHARS_PER_TOKEN
+    print(f"\nSingle-pass text document over the {len(pdfs)} PDFs (tokens as characters / {CHARS_PER_TOKEN}): "
+          f"text layer alone {plain}, with each page's tables as markdown rows {carried} "
+          f"({carried / plain:.2f}x)")
     print(f"\n(scratch data in {work})")
 
 
