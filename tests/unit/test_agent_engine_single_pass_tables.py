@@ -19,15 +19,11 @@ from app.detectors.grounding import Outcome, ground_values
 from app.documents import cache
 from app.documents.build import build_index
 from app.documents.index import DatasheetIndex
+from tests.support.pdfs import ruled_table, write_text
 
-HELV, HEBO = pymupdf.Font("helv"), pymupdf.Font("hebo")
 ROW = "| Output power | VS = 9 V, RL = 8 Ω | 500 | 700 |  | mW |"
 
 
-def _text(page: pymupdf.Page, x: float, y: float, text: str, bold: bool = False, size: float = 9) -> None:
-    writer = pymupdf.TextWriter(page.rect)
-    writer.append((x, y), text, font=HEBO if bold else HELV, fontsize=size)
-    writer.write_text(page)
 
 
 @pytest.fixture(scope="module")
@@ -36,30 +32,15 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     of "Output power" sharing one merged name cell."""
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
-    _text(page, 50, 50, "The amplifier drives an 8 Ω speaker from a single supply.")
-    _text(page, 50, 66, "Electrical Characteristics", bold=True, size=12)
+    write_text(page, 50, 50, "The amplifier drives an 8 Ω speaker from a single supply.")
+    write_text(page, 50, 66, "Electrical Characteristics", bold=True, size=12)
     cols, right = [50, 190, 330, 380, 430, 480], 540
     header = ["Parameter", "Conditions", "Min", "Typ", "Max", "Unit"]
     bands = [[["Supply voltage", "", "2.7", "", "5.5", "V"]],
              [["Output power", "VS = 6 V, RL = 8 Ω", "250", "325", "", "mW"],
               ["", "VS = 9 V, RL = 8 Ω", "500", "700", "", "mW"]],
              [["Quiescent current", "VS = 6 V", "", "4", "8", "mA"]]]
-    y = 80.0
-    page.draw_line((cols[0], y), (right, y))
-    for x, text in zip(cols, header, strict=True):
-        _text(page, x + 3, y + 12, text, bold=True)
-    y += 18
-    page.draw_line((cols[0], y), (right, y))
-    for band in bands:
-        height = 12 * len(band) + 6
-        for k, sub in enumerate(band):
-            for x, text in zip(cols, sub, strict=True):
-                if text:
-                    _text(page, x + 3, y + 11 + k * 12, text)
-        y += height
-        page.draw_line((cols[0], y), (right, y))
-    for x in cols + [right]:
-        page.draw_line((x, 80), (x, y))
+    ruled_table(page, 80, header, bands, cols, right)
     path = tmp_path_factory.mktemp("single_pass_tables") / "amp.pdf"
     doc.save(str(path))
     doc.close()

@@ -13,14 +13,7 @@ from app.documents.index import DatasheetIndex
 from app.documents.tables import page_tables
 from app.documents.tools import DocumentTools
 from tests.support.paths import datasheet
-
-HELV, HEBO = pymupdf.Font("helv"), pymupdf.Font("hebo")
-
-
-def _text(page: pymupdf.Page, x: float, y: float, text: str, size: float = 9, bold: bool = False) -> None:
-    writer = pymupdf.TextWriter(page.rect)
-    writer.append((x, y), text, font=HEBO if bold else HELV, fontsize=size)
-    writer.write_text(page)
+from tests.support.pdfs import ruled_table, write_text
 
 
 def _index(path: Path) -> DatasheetIndex:
@@ -32,37 +25,13 @@ def _rows(markdown: str) -> list[list[str]]:
     return [[c.strip() for c in line.strip("|").split("|")] for line in lines if not line.startswith("|---")]
 
 
-def _ruled_table(page: pymupdf.Page, top: float, header: list[str], body: list[list[list[str]]],
-                 cols: list[float], right: float, row_h: float = 24) -> float:
-    """Draw a grid: each body band holds one or more sub-lines (several conditions, each with its values);
-    a band's first-column text sits on its first sub-line only, as a merged cell would. Returns the bottom."""
-    y = top
-    page.draw_line((cols[0], y), (right, y))
-    for x, text in zip(cols, header, strict=True):
-        _text(page, x + 3, y + 12, text, bold=True)
-    y += 18
-    page.draw_line((cols[0], y), (right, y))
-    for band in body:
-        height = row_h * len(band) / 2 + 6
-        for k, sub in enumerate(band):
-            baseline = y + 11 + k * (height - 8) / max(1, len(band))
-            for x, text in zip(cols, sub, strict=True):
-                if text:
-                    _text(page, x + 3, baseline, text)
-        y += height
-        page.draw_line((cols[0], y), (right, y))
-    for x in cols + [right]:
-        page.draw_line((x, top), (x, y))
-    return y
-
-
 @pytest.fixture(scope="module")
 def ruled(tmp_path_factory) -> DatasheetIndex:
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
-    _text(page, 50, 60, "Electrical Characteristics", size=12, bold=True)
+    write_text(page, 50, 60, "Electrical Characteristics", size=12, bold=True)
     cols = [50, 190, 330, 380, 430, 480]
-    _ruled_table(page, 80, ["Parameter", "Conditions", "Min", "Typ", "Max", "Unit"], [
+    ruled_table(page, 80, ["Parameter", "Conditions", "Min", "Typ", "Max", "Unit"], [
         [["Supply voltage", "", "2.7", "", "5.5", "V"]],
         [["Output power", "VS = 6 V, RL = 8 Ω", "250", "325", "", "mW"],
          ["", "VS = 9 V, RL = 8 Ω", "500", "700", "", "mW"]],
@@ -92,18 +61,18 @@ def test_ruled_table_keeps_each_condition_on_its_own_row(ruled):
 def test_borderless_table_from_alignment(tmp_path):
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
-    _text(page, 50, 60, "Motor data", size=12, bold=True)
+    write_text(page, 50, 60, "Motor data", size=12, bold=True)
     cols = [50, 200, 260, 320]
     y = 90
     for x, text in zip(cols, ["Parameter", "Unit", "12V", "24V"], strict=True):
-        _text(page, x, y, text, bold=True)
+        write_text(page, x, y, text, bold=True)
     for name, unit, a, b in [("Nominal voltage", "V", "12", "24"), ("No load current", "mA", "72", "40"),
                              ("Nominal speed", "rpm", "4900", "4800"), ("Nominal torque", "mNm", "7.1", "8.5"),
                              ("Terminal resistance", "Ω", "4.2", "17")]:
         y += 14
         for x, text in zip(cols, [name, unit, a, b], strict=True):
-            _text(page, x, y, text)
-    _text(page, 50, y + 40, "All values measured at 25 °C ambient temperature unless noted otherwise here.")
+            write_text(page, x, y, text)
+    write_text(page, 50, y + 40, "All values measured at 25 °C ambient temperature unless noted otherwise here.")
     path = tmp_path / "borderless.pdf"
     doc.save(str(path))
     doc.close()
@@ -124,8 +93,8 @@ def test_two_column_prose_is_not_a_table(tmp_path):
     left = "The device is a low power amplifier intended for battery operated equipment and toys."
     right = "Its gain is internally set to twenty but can be raised by adding parts between two pins."
     for i in range(12):
-        _text(page, 40, 80 + 12 * i, left[: 40 + i])
-        _text(page, 310, 80 + 12 * i, right[: 40 + i])
+        write_text(page, 40, 80 + 12 * i, left[: 40 + i])
+        write_text(page, 310, 80 + 12 * i, right[: 40 + i])
     path = tmp_path / "prose.pdf"
     doc.save(str(path))
     doc.close()
@@ -139,16 +108,16 @@ def test_table_continued_across_pages(tmp_path):
     cols = [50, 220, 330, 380, 430]
     header = ["Parameter", "Symbol", "Min", "Max", "Unit"]
     p1 = doc.new_page(width=595, height=842)
-    _text(p1, 50, 60, "Absolute Maximum Ratings", size=12, bold=True)
+    write_text(p1, 50, 60, "Absolute Maximum Ratings", size=12, bold=True)
     rows1 = [[[f"Rating number {i}", f"R{i}", str(i), str(10 * i), "V"]] for i in range(1, 23)]
-    bottom = _ruled_table(p1, 80, header, rows1, cols, 520, row_h=48)
+    bottom = ruled_table(p1, 80, header, rows1, cols, 520, row_h=48)
     assert bottom > 700  # the table runs to the foot of page 1
-    _text(p1, 50, 810, "Page 1")
+    write_text(p1, 50, 810, "Page 1")
     p2 = doc.new_page(width=595, height=842)
     rows2 = [[[f"Rating number {i}", f"R{i}", str(i), str(10 * i), "V"]] for i in range(23, 28)]
-    end = _ruled_table(p2, 50, header, rows2, cols, 520, row_h=48)
-    _text(p2, 50, end + 40, "Stresses beyond these ratings may cause permanent damage to the device.")
-    _text(p2, 50, 810, "Page 2")
+    end = ruled_table(p2, 50, header, rows2, cols, 520, row_h=48)
+    write_text(p2, 50, end + 40, "Stresses beyond these ratings may cause permanent damage to the device.")
+    write_text(p2, 50, 810, "Page 2")
     path = tmp_path / "continued.pdf"
     doc.save(str(path))
     doc.close()
@@ -196,12 +165,12 @@ def test_rotated_page_with_a_skewed_rectangle_still_gives_its_table(tmp_path):
     cols = [50, 200, 260, 320]
     y = 90
     for x, text in zip(cols, ["Parameter", "Unit", "12V", "24V"], strict=True):
-        _text(page, x, y, text, bold=True)
+        write_text(page, x, y, text, bold=True)
     for name, unit, a, b in [("Nominal voltage", "V", "12", "24"), ("No load current", "mA", "72", "40"),
                              ("Nominal speed", "rpm", "4900", "4800")]:
         y += 14
         for x, text in zip(cols, [name, unit, a, b], strict=True):
-            _text(page, x, y, text)
+            write_text(page, x, y, text)
     page.set_rotation(90)
     path = tmp_path / "rotated.pdf"
     doc.save(str(path))
