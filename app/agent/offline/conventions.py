@@ -718,4 +718,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Junction-to-ambient thermal resistance, K suffix", conditions=("K suffix package",), unit="°C/W",
         expected=Expected(typical=121, unit="degC/W"),
     ),
+    Convention(
+        name="part sub-rows under a name, the symbol cell merged over them",
+        reading="a rating named once with a part number at its end, over rows that print only another part number "
+                "(the symbol cell merged over them), gives one value per part: the requested part picks its row",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Peak blocking voltage (Gate open) QT58B2", "VBK", "150", "V"),
+            ("QT58B5", "", "350", "V"),
+            ("QT58B9", "", "550", "V"),
+            ("Peak gate current", "IGP", "0.8", "A"),
+        ),), titles=("Maximum ratings",)),
+        request="Peak blocking voltage", conditions=("QT58B5",), unit="V", expected=Expected(max=350, unit="V"),
+    ),
 )
