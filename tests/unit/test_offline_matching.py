@@ -218,3 +218,11 @@ def test_a_diodes_junction_capacitance_is_its_diode_capacitance() -> None:
 def test_words_after_over_qualify_the_quantity_the_words_before_name() -> None:
     query = parse_request("Change in bias pin current over line and load", "uA")
     assert name_score(query, Candidate(5, "table_row", "Change in bias terminal current", max=5.0)) >= 0.65
+
+
+def test_a_surge_current_is_named_by_its_conventional_symbol() -> None:
+    query = parse_request("Non-repetitive surge on-state current", "A")
+    row = Candidate(1, "table_row", "Peak Surge Current, One Full Cycle, Sine Wave 60 Hz (TC = 95 °C)", symbol="ITSM",
+                    max=17.0)
+    assert name_score(query, row) >= 0.85
+    assert name_score(query, Candidate(1, "table_row", "On-state RMS current", symbol="IT(RMS)", max=1.4)) < 0.72

@@ -731,4 +731,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Maximum ratings",)),
         request="Peak blocking voltage", conditions=("QT58B5",), unit="V", expected=Expected(max=350, unit="V"),
     ),
+    Convention(
+        name="a surge current named by its conventional symbol",
+        reading="ITSM (on-state) and IFSM (forward) are the symbols of a one-cycle surge current: a row naming the "
+                "surge with its waveform ('Peak surge current, one full cycle, 60 Hz | ITSM') answers a request for "
+                "the non-repetitive surge on-state current, a rating's maximum",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("On-state RMS current, full cycle sine wave (TC = 70 °C)", "IT(RMS)", "1.4", "A"),
+            ("Peak Surge Current, One Full Cycle, Sine Wave 60 Hz (TC = 95 °C)", "ITSM", "17", "A"),
+        ),), titles=("Maximum ratings",)),
+        request="Non-repetitive surge on-state current", unit="A", expected=Expected(max=17, unit="A"),
+    ),
 )

@@ -95,6 +95,11 @@ CONCEPTS: tuple[Concept, ...] = (
             ("ILK", "IL", "IR", "ILEAK"), (CURRENT,)),
     Concept("short_circuit_current", ("short circuit current", "output short circuit current"), ("ISC", "IOS"),
             (CURRENT,)),
+    # A thyristor's or diode's one-cycle surge: ITSM (on-state) and IFSM (forward) are its JEDEC symbols.
+    Concept("surge_current", ("surge current", "peak surge current", "non repetitive surge current",
+                              "surge on state current", "non repetitive surge on state current",
+                              "peak non repetitive surge current", "forward surge current"),
+            ("ITSM", "IFSM"), (CURRENT,)),
     Concept("rise_time", ("rise time",), ("TR",), (TIME,)),
     Concept("fall_time", ("fall time",), ("TF",), (TIME,)),
     Concept("switching_frequency", ("switching frequency", "oscillator frequency"), ("FSW", "FOSC"), (FREQUENCY,)),
