@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
-from app.agent.offline.lines import part_above_caption
+from app.agent.offline.lines import part_above_caption, part_blocks
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.reader import (
     Scored,
@@ -226,3 +226,11 @@ def test_a_surge_current_is_named_by_its_conventional_symbol() -> None:
                     max=17.0)
     assert name_score(query, row) >= 0.85
     assert name_score(query, Candidate(1, "table_row", "On-state RMS current", symbol="IT(RMS)", max=1.4)) < 0.72
+
+
+def test_a_feature_list_split_by_part_gives_each_line_its_part() -> None:
+    lines = ["Features", "QM4410 Processor", "2k bytes data memory", "QM12U4", "1k bytes data memory"]
+    assert part_blocks(lines) == ["", "QM4410", "QM4410", "QM12U4", "QM12U4"]
+    # One part named on the page (its own name in a header, say) splits nothing.
+    assert part_blocks(["QM4410", "2k bytes data memory", "1k bytes data memory"]) == ["", "", ""]
+

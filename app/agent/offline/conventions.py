@@ -743,4 +743,21 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Maximum ratings",)),
         request="Non-repetitive surge on-state current", unit="A", expected=Expected(max=17, unit="A"),
     ),
+    Convention(
+        name="features listed part by part",
+        reading="a feature list split under lines that name one part each ('QM4410 Processor', 'QM12U4') gives "
+                "each line to the part above it: a request naming a part reads that part's lines only",
+        page=Page(prose=("Features", "QM4410 Processor", "Up to 20 MIPS throughput", "64k bytes program memory",
+                         "2k bytes data memory", "QM12U4", "Up to 8 MIPS throughput", "8k bytes program memory",
+                         "1k bytes data memory")),
+        request="Data memory", conditions=("QM12U4",), unit="kB", expected=Expected(typical=1, unit="kbytes"),
+    ),
+    Convention(
+        name="features listed part by part, no part requested",
+        reading="the same data memory listed under two parts, and a request naming neither: the reader declines",
+        page=Page(prose=("Features", "QM4410 Processor", "Up to 20 MIPS throughput", "64k bytes program memory",
+                         "2k bytes data memory", "QM12U4", "Up to 8 MIPS throughput", "8k bytes program memory",
+                         "1k bytes data memory")),
+        request="Data memory", unit="kB", decline_mentions="equally well",
+    ),
 )

@@ -42,6 +42,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     candidates: list[Candidate] = []
     abs_max_lines = abs_max_lines or set()
     notes = _notes_lines(lines)
+    parts = part_blocks(lines)
     for idx, line in enumerate(lines):
         readings = [r for r in read_values(line) if r.has_value]
         if not readings:
@@ -90,6 +91,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 cand.alt_labels.append(f"{previous} {before} {after}")
             cand.line_text = line
             cand.following = after
+            if parts[idx]:
+                cand.table_part = parts[idx]
+                cand.context = f"{cand.context} {parts[idx]}"
             if cand.unit is None:
                 cand.unit, cand.unit_text = _counted_unit(after)
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
@@ -206,6 +210,24 @@ def _parts_above(lines: list[str], idx: int) -> int:
     while start > 0 and part_list(lines[start - 1]):
         start -= 1
     return start
+
+
+# "ATmega16U2", "QX540 Controller": a part number alone on a line, or with one noun saying what the part is.
+_PART_HEADING = re.compile(r"^\s*([A-Z][A-Za-z]{0,6}\d{2,}[A-Z0-9]*)(?:\s+[A-Z][a-z]{2,})?\s*$")
+
+
+def part_blocks(lines: list[str]) -> list[str]:
+    """The part each line is listed under, where a page lists features part by part (a board's two processors,
+    each with its own lines under its part number): "" for lines of a page with fewer than two such parts."""
+    headings = [m.group(1) if (m := _PART_HEADING.match(line)) else "" for line in lines]
+    if len(set(filter(None, headings))) < 2:
+        return [""] * len(lines)
+    found: list[str] = []
+    current = ""
+    for heading in headings:
+        current = heading or current
+        found.append(current)
+    return found
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:

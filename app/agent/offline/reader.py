@@ -582,7 +582,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         notes.append("read from a figure caption")
     if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
-    if cand.table_part and _names_a_part(query) and not _names_grade(query, (cand.table_part,)):
+    if cand.table_part and _names_a_part(query, _ANY_CASE_PART) and not _names_grade(query, (cand.table_part,)):
         return None  # the request names a part, this table is printed for another one of its family
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
@@ -664,8 +664,12 @@ def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
     return "tempco" in dims and dimension.endswith("/ [temperature]")
 
 
-def _names_a_part(query: Query) -> bool:
-    return any(_PART_NUMBER.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
+# A part number a family prints in mixed case ("ATmega16U2"), where a part heads its own table or list.
+_ANY_CASE_PART = re.compile(r"\b[A-Z][A-Za-z]{0,6}\d{2,}[A-Z0-9]*\b")
+
+
+def _names_a_part(query: Query, pattern: re.Pattern[str] = _PART_NUMBER) -> bool:
+    return any(pattern.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
 
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
