@@ -234,3 +234,7 @@ def test_a_feature_list_split_by_part_gives_each_line_its_part() -> None:
     # One part named on the page (its own name in a header, say) splits nothing.
     assert part_blocks(["QM4410", "2k bytes data memory", "1k bytes data memory"]) == ["", "", ""]
 
+
+def test_a_size_in_bytes_is_the_memory_the_page_names_without_the_word_size() -> None:
+    assert "Data memory" in parse_request("Data memory size", "kB").phrases
+    assert "Data memory" not in parse_request("Data memory size", "mm").phrases

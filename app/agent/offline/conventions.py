@@ -760,4 +760,11 @@ CONVENTIONS: tuple[Convention, ...] = (
                          "1k bytes data memory")),
         request="Data memory", unit="kB", decline_mentions="equally well",
     ),
+    Convention(
+        name="a memory's size given in bytes",
+        reading="a figure in bytes is a memory's size: 'SRAM size' in kB is read from '4k bytes SRAM', though the "
+                "page does not say 'size'",
+        page=Page(prose=("Features", "Up to 20 MIPS throughput", "128k bytes Flash", "4k bytes SRAM")),
+        request="SRAM size", unit="kB", expected=Expected(typical=4, unit="kbytes"),
+    ),
 )

@@ -245,6 +245,11 @@ class Query:
             seen.setdefault(rated, SYNONYM_WEIGHT)
         if self.counted:
             seen.setdefault(self.counted, SYNONYM_WEIGHT)
+        if self.unit is not None and self.unit.dimension == "bytes":
+            # "SRAM size" in kB: a memory's figure in bytes is its size, which the page does not say ("8k bytes SRAM").
+            bare = _SIZE_WORDS.sub(" ", self.core)
+            if bare != self.core and content_tokens(bare):
+                seen.setdefault(" ".join(bare.split()), SYNONYM_WEIGHT)
         folded = " ".join(tokens(self.core))
         for concept in self.concepts:
             span = _concept_span(concept, folded)
@@ -284,6 +289,9 @@ class Query:
             if term and term.casefold() not in unique:
                 unique[term.casefold()] = term
         return list(unique.values())
+
+
+_SIZE_WORDS = re.compile(r"\b(?:size|capacity)\b", re.IGNORECASE)
 
 
 # Words datasheets use for one another in a parameter's name: a pin is a terminal ("ADJUST terminal current").
