@@ -69,6 +69,13 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     assert _condition("2 Mbps", "Sensitivity at 1% PER (@1000kbps)") < 0.5
 
 
+def test_a_condition_range_is_met_only_by_the_same_range() -> None:
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = -20°C to +70°C") == 1.0
+    # The same lower end, another upper end: the row of another temperature range.
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = -20°C to +105°C") == 0.0
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = −20°C to +70°C") == 1.0
+
+
 def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:
     # The Ohm sign (U+2126) and the Greek capital omega print alike: "1K\u2126" is the requested 1 kΩ.
     assert _assignments_agree("RG = 1k\u03a9", "Holding level RG=1K\u2126") is True

@@ -767,4 +767,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         page=Page(prose=("Features", "Up to 20 MIPS throughput", "128k bytes Flash", "4k bytes SRAM")),
         request="SRAM size", unit="kB", expected=Expected(typical=4, unit="kbytes"),
     ),
+    Convention(
+        name="a condition range picks its row by both ends",
+        reading="rows of one parameter measured over temperature ranges that start alike ('TJ = -20°C to +70°C', "
+                "'TJ = -20°C to +105°C') are told apart by the whole requested range, not by its first number",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Units", "Conditions"),
+            ("Gain drift", "ΔG/ΔT", "", "35", "", "ppm/°C", "TJ = -20°C to +70°C"),
+            ("", "ΔG/ΔT", "", "60", "", "ppm/°C", "TJ = -20°C to +105°C"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Gain drift", conditions=("TJ = -20°C to +70°C",), unit="ppm/degC",
+        expected=Expected(typical=35, unit="ppm/degC"),
+    ),
 )

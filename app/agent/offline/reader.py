@@ -316,6 +316,33 @@ def _assignments(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(found)
 
 
+# "TA = -40°C to +125°C": a quantity set over a range, its two ends.
+_ASSIGNED_RANGE = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*=\s*([-+−–]?\s?\d+(?:[.,]\d+)?)\s*([A-Za-z°%]{0,3})\s*"
+                             r"(?:to|~)\s*([-+−–]?\s?\d+(?:[.,]\d+)?)\s*([A-Za-z°%]{0,3})")
+
+
+@lru_cache(maxsize=50_000)
+def _ranges(text: str) -> tuple[tuple[str, float, float, str], ...]:
+    """'TA = -40°C to +85°C' -> (('ta', -40.0, 85.0, '°c'),): each quantity set over a range, ends as printed."""
+    found = []
+    for name, low, low_unit, high, high_unit in _ASSIGNED_RANGE.findall(text):
+        number = [float(re.sub(r"\s", "", v).replace(",", ".").replace("−", "-").replace("–", "-"))
+                  for v in (low, high)]
+        found.append((fold(name), number[0], number[1], fold(high_unit or low_unit)))
+    return tuple(found)
+
+
+def _ranges_differ(item: str, haystack: str) -> bool:
+    """Whether the haystack sets a quantity the item sets over a range over another range of the same unit
+    ("TA = -40°C to +125°C" for a requested "TA = -40°C to +85°C"): the row of another temperature range."""
+    printed = _ranges(haystack)
+    for name, low, high, unit in _ranges(item):
+        others = [(lo, hi) for n, lo, hi, u in printed if n == name and u == unit]
+        if others and (low, high) not in others:
+            return True
+    return False
+
+
 _NAMED_SETTING = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*=\s*([A-Za-z][A-Za-z0-9]{0,7})\b")
 
 
@@ -329,6 +356,8 @@ def _assignments_agree(item: str, haystack: str) -> bool | None:
     """Whether the haystack sets the quantities the item sets to the same values, numbers compared as numbers in
     SI ('VO = 200 mV' agrees with a requested 'VO = 0.2 V'; 'Vo = +2 V' contradicts 'Vo = +0.2 V' though the
     text of one contains the other): False on any contradiction, True when every one agrees, else None."""
+    if _ranges_differ(item, haystack):
+        return False
     printed = _assignments(haystack)
     wanted = _assignments(item)
     agreed = 0
