@@ -240,6 +240,9 @@ def test_a_feature_list_split_by_part_gives_each_line_its_part() -> None:
     assert part_blocks(lines) == ["", "QM4410", "QM4410", "QM12U4", "QM12U4"]
     # One part named on the page (its own name in a header, say) splits nothing.
     assert part_blocks(["QM4410", "2k bytes data memory", "1k bytes data memory"]) == ["", "", ""]
+    # A section title ends the list: the tables below are no part's of the list.
+    lines = ["QM44", "0 °C to 70 °C", "QM44I", "-40 °C to 85 °C", "QM44 Electrical Characteristics", "0 °C to 70 °C"]
+    assert part_blocks(lines) == ["QM44", "QM44", "QM44I", "QM44I", "", ""]
 
 
 def test_a_size_in_bytes_is_the_memory_the_page_names_without_the_word_size() -> None:

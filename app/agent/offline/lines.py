@@ -224,8 +224,9 @@ def part_blocks(lines: list[str]) -> list[str]:
         return [""] * len(lines)
     found: list[str] = []
     current = ""
-    for heading in headings:
-        current = heading or current
+    for line, heading in zip(lines, headings, strict=True):
+        # A section title ends the list ("QX12 Electrical Characteristics" starts the tables of all parts).
+        current = heading or ("" if is_section_title(line) else current)
         found.append(current)
     return found
 
