@@ -356,8 +356,6 @@ def _assignments_agree(item: str, haystack: str) -> bool | None:
     """Whether the haystack sets the quantities the item sets to the same values, numbers compared as numbers in
     SI ('VO = 200 mV' agrees with a requested 'VO = 0.2 V'; 'Vo = +2 V' contradicts 'Vo = +0.2 V' though the
     text of one contains the other): False on any contradiction, True when every one agrees, else None."""
-    if _ranges_differ(item, haystack):
-        return False
     printed = _assignments(haystack)
     wanted = _assignments(item)
     agreed = 0
@@ -382,6 +380,8 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     if pieces and all(_piece_in(p, haystack_compact) for p in pieces) and all(
             _starts_a_word(p, haystack_tokens) for p in raw_pieces):
         return 1.0
+    if haystack and _ranges_differ(item, haystack):
+        return 0.0  # another range of the same quantity: a poorer match, though not a contradiction of the row
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:
         return 1.0 if agree else 0.0
@@ -561,6 +561,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     notes: list[str] = []
     total = name
     dims = query.dimensions
+    if cand.size_factor and "[length]" in dims:
+        return None  # "600mm x 1.000mm": which side is the requested length, the size does not say
     if cand.unit_from_block and not dims:
         return None  # a neighbour's unit is taken only when the request says which dimension it must have
     if dims:
