@@ -16,10 +16,12 @@ from app.agent.offline.reader import (
     item_score,
     name_score,
     only_one_names_condition,
+    score,
 )
 from app.agent.offline.rows import quantity_heading
 from app.agent.offline.synonyms import compact, content_tokens, parse_request
 from app.agent.offline.values import latin_lookalikes, read_values
+from app.units import parse_unit
 
 
 def _singles(text: str) -> list[float | None]:
@@ -248,3 +250,13 @@ def test_a_feature_list_split_by_part_gives_each_line_its_part() -> None:
 def test_a_size_in_bytes_is_the_memory_the_page_names_without_the_word_size() -> None:
     assert "Data memory" in parse_request("Data memory size", "kB").phrases
     assert "Data memory" not in parse_request("Data memory size", "mm").phrases
+
+
+def test_a_factor_of_a_size_is_no_length_of_its_own() -> None:
+    query = parse_request("Thickness", "mm")
+    factor = Candidate(1, "line", "Thickness", typical=480.0, unit=parse_unit("mm"), size_factor=True)
+    alone = Candidate(1, "line", "Thickness", typical=0.21, unit=parse_unit("mm"))
+    assert score(query, factor) is None
+    assert score(query, alone) is not None
+    assert score(parse_request("Sheet count", "pcs"), Candidate(1, "line", "Sheet count", typical=20.0,
+                                                               size_factor=True)) is not None

@@ -779,4 +779,11 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Gain drift", conditions=("TJ = -20°C to +70°C",), unit="ppm/degC",
         expected=Expected(typical=35, unit="ppm/degC"),
     ),
+    Convention(
+        name="a size printed as a product of lengths",
+        reading="'480mm x 960mm' is a size, sides multiplied: neither factor is a length the request names (which "
+                "side is the thickness is not said), so a length is read from a value printed alone",
+        page=Page(prose=("Film data", "THICKNESS", "480mm x 960mm", "0.21mm")),
+        request="Thickness", unit="mm", expected=Expected(typical=0.21, unit="mm"),
+    ),
 )

@@ -19,7 +19,7 @@ from app.agent.offline.candidates import (
     rated_as_maximum,
 )
 from app.agent.offline.synonyms import fold
-from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
+from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
 from app.units import Unit, parse_unit
 
 _NOT_NAMES = frozenset({"typ", "typical", "max", "maximum", "min", "minimum", "nom", "nominal", "for", "and", "the",
@@ -101,6 +101,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.caption = caption
             cand.in_notes = idx in notes
             cand.after_value = n > 0 and not line[readings[n - 1].end:reading.start].strip()
+            cand.size_factor = _size_factor(line, readings, n)
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
@@ -197,6 +198,16 @@ def _label_above(lines: list[str], idx: int) -> str:
 
 _PART_NAME = r"[A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]+)*"
 _PART_LIST = re.compile(rf"^\s*{_PART_NAME}(?:\s*[,/&]?\s*{_PART_NAME})*\s*,?\s*$")
+
+
+_TIMES = re.compile(r"^\s*[x×X*]\s*$")
+
+
+def _size_factor(line: str, readings: list[Reading], n: int) -> bool:
+    """Whether the n-th value is one factor of a size printed 'A x B' ('600mm x 1.000mm', '120 x 66.9 x 59.4 mm')."""
+    before = n > 0 and bool(_TIMES.match(line[readings[n - 1].end:readings[n].start]))
+    after = n + 1 < len(readings) and bool(_TIMES.match(line[readings[n].end:readings[n + 1].start]))
+    return before or after
 
 
 def part_list(line: str) -> bool:
