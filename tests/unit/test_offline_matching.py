@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.agent.offline.candidates import Candidate
-from app.agent.offline.lines import part_above_caption
+from app.agent.offline.lines import part_above_caption, part_blocks
 from app.agent.offline.quotes import build_quote
 from app.agent.offline.reader import (
     Scored,
@@ -16,10 +16,12 @@ from app.agent.offline.reader import (
     item_score,
     name_score,
     only_one_names_condition,
+    score,
 )
 from app.agent.offline.rows import quantity_heading
 from app.agent.offline.synonyms import compact, content_tokens, parse_request
 from app.agent.offline.values import latin_lookalikes, read_values
+from app.units import parse_unit
 
 
 def _singles(text: str) -> list[float | None]:
@@ -67,6 +69,13 @@ def test_a_quantity_in_a_condition_is_met_only_by_the_same_quantity() -> None:
     # A condition that is a quantity alone, printed under another prefix, is met; another value is not.
     assert _condition("1 Mbps", "Sensitivity at 1% PER (@1000kbps)") == 1.0
     assert _condition("2 Mbps", "Sensitivity at 1% PER (@1000kbps)") < 0.5
+
+
+def test_a_condition_range_is_met_only_by_the_same_range() -> None:
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = -20°C to +70°C") == 1.0
+    # The same lower end, another upper end: the row of another temperature range.
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = -20°C to +105°C") == 0.0
+    assert _condition("TJ = -20°C to +70°C", "Drift TJ = −20°C to +70°C") == 1.0
 
 
 def test_a_resistance_printed_with_the_ohm_sign_sets_the_same_quantity() -> None:
@@ -218,3 +227,36 @@ def test_a_diodes_junction_capacitance_is_its_diode_capacitance() -> None:
 def test_words_after_over_qualify_the_quantity_the_words_before_name() -> None:
     query = parse_request("Change in bias pin current over line and load", "uA")
     assert name_score(query, Candidate(5, "table_row", "Change in bias terminal current", max=5.0)) >= 0.65
+
+
+def test_a_surge_current_is_named_by_its_conventional_symbol() -> None:
+    query = parse_request("Non-repetitive surge on-state current", "A")
+    row = Candidate(1, "table_row", "Peak Surge Current, One Full Cycle, Sine Wave 60 Hz (TC = 95 °C)", symbol="ITSM",
+                    max=17.0)
+    assert name_score(query, row) >= 0.85
+    assert name_score(query, Candidate(1, "table_row", "On-state RMS current", symbol="IT(RMS)", max=1.4)) < 0.72
+
+
+def test_a_feature_list_split_by_part_gives_each_line_its_part() -> None:
+    lines = ["Features", "QM4410 Processor", "2k bytes data memory", "QM12U4", "1k bytes data memory"]
+    assert part_blocks(lines) == ["", "QM4410", "QM4410", "QM12U4", "QM12U4"]
+    # One part named on the page (its own name in a header, say) splits nothing.
+    assert part_blocks(["QM4410", "2k bytes data memory", "1k bytes data memory"]) == ["", "", ""]
+    # A section title ends the list: the tables below are no part's of the list.
+    lines = ["QM44", "0 °C to 70 °C", "QM44I", "-40 °C to 85 °C", "QM44 Electrical Characteristics", "0 °C to 70 °C"]
+    assert part_blocks(lines) == ["QM44", "QM44", "QM44I", "QM44I", "", ""]
+
+
+def test_a_size_in_bytes_is_the_memory_the_page_names_without_the_word_size() -> None:
+    assert "Data memory" in parse_request("Data memory size", "kB").phrases
+    assert "Data memory" not in parse_request("Data memory size", "mm").phrases
+
+
+def test_a_factor_of_a_size_is_no_length_of_its_own() -> None:
+    query = parse_request("Thickness", "mm")
+    factor = Candidate(1, "line", "Thickness", typical=480.0, unit=parse_unit("mm"), size_factor=True)
+    alone = Candidate(1, "line", "Thickness", typical=0.21, unit=parse_unit("mm"))
+    assert score(query, factor) is None
+    assert score(query, alone) is not None
+    assert score(parse_request("Sheet count", "pcs"), Candidate(1, "line", "Sheet count", typical=20.0,
+                                                               size_factor=True)) is not None

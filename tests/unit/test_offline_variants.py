@@ -43,3 +43,24 @@ def test_a_row_without_siblings_reports_no_variant(tmp_path: Path) -> None:
     assert answer["found"] is True, answer["reason"]
     assert _fields(answer["values"][0]) == (None, 4.0, 8.0, "mA")
     assert answer["values"][0]["other_variants"] == []
+
+
+PART_RATINGS = (
+    ("Rating", "Symbol", "Value", "Unit"),
+    ("Peak blocking voltage (Gate open) QT58B2", "VBK", "150", "V"),
+    ("QT58B5", "", "350", "V"),
+    ("QT58B9", "", "550", "V"),
+)
+
+
+def test_a_part_printed_alone_under_a_named_rating_is_that_ratings_row_for_the_part(tmp_path: Path) -> None:
+    index = index_of(draw_page(tmp_path / "triac.pdf", (), (PART_RATINGS,), ("Maximum ratings",)))
+    answer = ask_reader(index, "Peak blocking voltage", "V", ("QT58B9",))
+    assert answer["found"] is True, answer["reason"]
+    assert _fields(answer["values"][0]) == (None, None, 550.0, "V")
+
+
+def test_part_sub_rows_are_not_guessed_between_when_no_part_is_requested(tmp_path: Path) -> None:
+    index = index_of(draw_page(tmp_path / "triac.pdf", (), (PART_RATINGS,), ("Maximum ratings",)))
+    answer = ask_reader(index, "Peak blocking voltage", "V")
+    assert answer["found"] is False

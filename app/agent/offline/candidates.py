@@ -97,6 +97,7 @@ class Candidate:
     extra_conditions: str = ""  # row conditions the request did not mention
     grades: tuple[str, ...] = ()  # part numbers naming this row, one grade among sibling rows of other grades
     after_value: bool = False  # printed right after another value ("38.5 +/- 2"), where tolerances go
+    size_factor: bool = False  # one factor of a size printed "A x B" ("600mm x 1.000mm"), not a quantity alone
     in_notes: bool = False  # a numbered line of a "Notes:" list, where tolerances and test remarks go
     symbol_named: bool = False  # named only by a symbol heading its value columns ("Iv (mcd) Min. Typ.")
     following: str = ""  # for line candidates: the words right after the value ("16 analog inputs")

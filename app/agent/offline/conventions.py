@@ -718,4 +718,72 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Junction-to-ambient thermal resistance, K suffix", conditions=("K suffix package",), unit="°C/W",
         expected=Expected(typical=121, unit="degC/W"),
     ),
+    Convention(
+        name="part sub-rows under a name, the symbol cell merged over them",
+        reading="a rating named once with a part number at its end, over rows that print only another part number "
+                "(the symbol cell merged over them), gives one value per part: the requested part picks its row",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Peak blocking voltage (Gate open) QT58B2", "VBK", "150", "V"),
+            ("QT58B5", "", "350", "V"),
+            ("QT58B9", "", "550", "V"),
+            ("Peak gate current", "IGP", "0.8", "A"),
+        ),), titles=("Maximum ratings",)),
+        request="Peak blocking voltage", conditions=("QT58B5",), unit="V", expected=Expected(max=350, unit="V"),
+    ),
+    Convention(
+        name="a surge current named by its conventional symbol",
+        reading="ITSM (on-state) and IFSM (forward) are the symbols of a one-cycle surge current: a row naming the "
+                "surge with its waveform ('Peak surge current, one full cycle, 60 Hz | ITSM') answers a request for "
+                "the non-repetitive surge on-state current, a rating's maximum",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("On-state RMS current, full cycle sine wave (TC = 70 °C)", "IT(RMS)", "1.4", "A"),
+            ("Peak Surge Current, One Full Cycle, Sine Wave 60 Hz (TC = 95 °C)", "ITSM", "17", "A"),
+        ),), titles=("Maximum ratings",)),
+        request="Non-repetitive surge on-state current", unit="A", expected=Expected(max=17, unit="A"),
+    ),
+    Convention(
+        name="features listed part by part",
+        reading="a feature list split under lines that name one part each ('QM4410 Processor', 'QM12U4') gives "
+                "each line to the part above it: a request naming a part reads that part's lines only",
+        page=Page(prose=("Features", "QM4410 Processor", "Up to 20 MIPS throughput", "64k bytes program memory",
+                         "2k bytes data memory", "QM12U4", "Up to 8 MIPS throughput", "8k bytes program memory",
+                         "1k bytes data memory")),
+        request="Data memory", conditions=("QM12U4",), unit="kB", expected=Expected(typical=1, unit="kbytes"),
+    ),
+    Convention(
+        name="features listed part by part, no part requested",
+        reading="the same data memory listed under two parts, and a request naming neither: the reader declines",
+        page=Page(prose=("Features", "QM4410 Processor", "Up to 20 MIPS throughput", "64k bytes program memory",
+                         "2k bytes data memory", "QM12U4", "Up to 8 MIPS throughput", "8k bytes program memory",
+                         "1k bytes data memory")),
+        request="Data memory", unit="kB", decline_mentions="equally well",
+    ),
+    Convention(
+        name="a memory's size given in bytes",
+        reading="a figure in bytes is a memory's size: 'SRAM size' in kB is read from '4k bytes SRAM', though the "
+                "page does not say 'size'",
+        page=Page(prose=("Features", "Up to 20 MIPS throughput", "128k bytes Flash", "4k bytes SRAM")),
+        request="SRAM size", unit="kB", expected=Expected(typical=4, unit="kbytes"),
+    ),
+    Convention(
+        name="a condition range picks its row by both ends",
+        reading="rows of one parameter measured over temperature ranges that start alike ('TJ = -20°C to +70°C', "
+                "'TJ = -20°C to +105°C') are told apart by the whole requested range, not by its first number",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Min", "Typ", "Max", "Units", "Conditions"),
+            ("Gain drift", "ΔG/ΔT", "", "35", "", "ppm/°C", "TJ = -20°C to +70°C"),
+            ("", "ΔG/ΔT", "", "60", "", "ppm/°C", "TJ = -20°C to +105°C"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Gain drift", conditions=("TJ = -20°C to +70°C",), unit="ppm/degC",
+        expected=Expected(typical=35, unit="ppm/degC"),
+    ),
+    Convention(
+        name="a size printed as a product of lengths",
+        reading="'480mm x 960mm' is a size, sides multiplied: neither factor is a length the request names (which "
+                "side is the thickness is not said), so a length is read from a value printed alone",
+        page=Page(prose=("Film data", "THICKNESS", "480mm x 960mm", "0.21mm")),
+        request="Thickness", unit="mm", expected=Expected(typical=0.21, unit="mm"),
+    ),
 )

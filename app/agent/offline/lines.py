@@ -19,7 +19,7 @@ from app.agent.offline.candidates import (
     rated_as_maximum,
 )
 from app.agent.offline.synonyms import fold
-from app.agent.offline.values import EMPTY_CELL, parse_number, read_values
+from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
 from app.units import Unit, parse_unit
 
 _NOT_NAMES = frozenset({"typ", "typical", "max", "maximum", "min", "minimum", "nom", "nominal", "for", "and", "the",
@@ -42,6 +42,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     candidates: list[Candidate] = []
     abs_max_lines = abs_max_lines or set()
     notes = _notes_lines(lines)
+    parts = part_blocks(lines)
     for idx, line in enumerate(lines):
         readings = [r for r in read_values(line) if r.has_value]
         if not readings:
@@ -90,6 +91,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 cand.alt_labels.append(f"{previous} {before} {after}")
             cand.line_text = line
             cand.following = after
+            if parts[idx]:
+                cand.table_part = parts[idx]
+                cand.context = f"{cand.context} {parts[idx]}"
             if cand.unit is None:
                 cand.unit, cand.unit_text = _counted_unit(after)
             cand.abs_max = idx in abs_max_lines or bool(ABS_MAX_TITLE.search(before) or
@@ -97,6 +101,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.caption = caption
             cand.in_notes = idx in notes
             cand.after_value = n > 0 and not line[readings[n - 1].end:reading.start].strip()
+            cand.size_factor = _size_factor(line, readings, n)
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
@@ -195,6 +200,16 @@ _PART_NAME = r"[A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]+)*"
 _PART_LIST = re.compile(rf"^\s*{_PART_NAME}(?:\s*[,/&]?\s*{_PART_NAME})*\s*,?\s*$")
 
 
+_TIMES = re.compile(r"^\s*[x×X*]\s*$")
+
+
+def _size_factor(line: str, readings: list[Reading], n: int) -> bool:
+    """Whether the n-th value is one factor of a size printed 'A x B' ('600mm x 1.000mm', '120 x 66.9 x 59.4 mm')."""
+    before = n > 0 and bool(_TIMES.match(line[readings[n - 1].end:readings[n].start]))
+    after = n + 1 < len(readings) and bool(_TIMES.match(line[readings[n].end:readings[n + 1].start]))
+    return before or after
+
+
 def part_list(line: str) -> bool:
     """A line that only lists part numbers ("LM1117-ADJ, LM1117-1.8,"): which parts the row above applies to."""
     return bool(_PART_LIST.match(line))
@@ -206,6 +221,25 @@ def _parts_above(lines: list[str], idx: int) -> int:
     while start > 0 and part_list(lines[start - 1]):
         start -= 1
     return start
+
+
+# "ATmega16U2", "QX540 Controller": a part number alone on a line, or with one noun saying what the part is.
+_PART_HEADING = re.compile(r"^\s*([A-Z][A-Za-z]{0,6}\d{2,}[A-Z0-9]*)(?:\s+[A-Z][a-z]{2,})?\s*$")
+
+
+def part_blocks(lines: list[str]) -> list[str]:
+    """The part each line is listed under, where a page lists features part by part (a board's two processors,
+    each with its own lines under its part number): "" for lines of a page with fewer than two such parts."""
+    headings = [m.group(1) if (m := _PART_HEADING.match(line)) else "" for line in lines]
+    if len(set(filter(None, headings))) < 2:
+        return [""] * len(lines)
+    found: list[str] = []
+    current = ""
+    for line, heading in zip(lines, headings, strict=True):
+        # A section title ends the list ("QX12 Electrical Characteristics" starts the tables of all parts).
+        current = heading or ("" if is_section_title(line) else current)
+        found.append(current)
+    return found
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:

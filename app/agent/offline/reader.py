@@ -316,6 +316,33 @@ def _assignments(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(found)
 
 
+# "TA = -40°C to +125°C": a quantity set over a range, its two ends.
+_ASSIGNED_RANGE = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*=\s*([-+−–]?\s?\d+(?:[.,]\d+)?)\s*([A-Za-z°%]{0,3})\s*"
+                             r"(?:to|~)\s*([-+−–]?\s?\d+(?:[.,]\d+)?)\s*([A-Za-z°%]{0,3})")
+
+
+@lru_cache(maxsize=50_000)
+def _ranges(text: str) -> tuple[tuple[str, float, float, str], ...]:
+    """'TA = -40°C to +85°C' -> (('ta', -40.0, 85.0, '°c'),): each quantity set over a range, ends as printed."""
+    found = []
+    for name, low, low_unit, high, high_unit in _ASSIGNED_RANGE.findall(text):
+        number = [float(re.sub(r"\s", "", v).replace(",", ".").replace("−", "-").replace("–", "-"))
+                  for v in (low, high)]
+        found.append((fold(name), number[0], number[1], fold(high_unit or low_unit)))
+    return tuple(found)
+
+
+def _ranges_differ(item: str, haystack: str) -> bool:
+    """Whether the haystack sets a quantity the item sets over a range over another range of the same unit
+    ("TA = -40°C to +125°C" for a requested "TA = -40°C to +85°C"): the row of another temperature range."""
+    printed = _ranges(haystack)
+    for name, low, high, unit in _ranges(item):
+        others = [(lo, hi) for n, lo, hi, u in printed if n == name and u == unit]
+        if others and (low, high) not in others:
+            return True
+    return False
+
+
 _NAMED_SETTING = re.compile(r"\b([A-Za-z][A-Za-z0-9]{0,6})\s*=\s*([A-Za-z][A-Za-z0-9]{0,7})\b")
 
 
@@ -353,6 +380,8 @@ def item_score(item: str, haystack_compact: str, haystack_tokens: list[str], hay
     if pieces and all(_piece_in(p, haystack_compact) for p in pieces) and all(
             _starts_a_word(p, haystack_tokens) for p in raw_pieces):
         return 1.0
+    if haystack and _ranges_differ(item, haystack):
+        return 0.0  # another range of the same quantity: a poorer match, though not a contradiction of the row
     agree = _assignments_agree(item, haystack) if haystack else None
     if agree is not None:
         return 1.0 if agree else 0.0
@@ -532,6 +561,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
     notes: list[str] = []
     total = name
     dims = query.dimensions
+    if cand.size_factor and "[length]" in dims:
+        return None  # "600mm x 1.000mm": which side is the requested length, the size does not say
     if cand.unit_from_block and not dims:
         return None  # a neighbour's unit is taken only when the request says which dimension it must have
     if dims:
@@ -582,7 +613,7 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         notes.append("read from a figure caption")
     if cand.grades and not _names_grade(query, cand.grades) and _names_a_part(query):
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
-    if cand.table_part and _names_a_part(query) and not _names_grade(query, (cand.table_part,)):
+    if cand.table_part and _names_a_part(query, _ANY_CASE_PART) and not _names_grade(query, (cand.table_part,)):
         return None  # the request names a part, this table is printed for another one of its family
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
@@ -664,8 +695,12 @@ def _coefficient_per_degree(dims: set[str], dimension: str) -> bool:
     return "tempco" in dims and dimension.endswith("/ [temperature]")
 
 
-def _names_a_part(query: Query) -> bool:
-    return any(_PART_NUMBER.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
+# A part number a family prints in mixed case ("ATmega16U2"), where a part heads its own table or list.
+_ANY_CASE_PART = re.compile(r"\b[A-Z][A-Za-z]{0,6}\d{2,}[A-Z0-9]*\b")
+
+
+def _names_a_part(query: Query, pattern: re.Pattern[str] = _PART_NUMBER) -> bool:
+    return any(pattern.search(text) for text in [query.name, *query.conditions, *query.qualifiers])
 
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:

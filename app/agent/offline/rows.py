@@ -16,6 +16,7 @@ Two shapes of table carry values in datasheets:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -173,6 +174,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
     labels = _wrapped_labels(data)
     labels = _condition_rows(data, labels)
     grades = _grade_rows(data)
+    labels, grades = _parts_under_a_name(data, labels, grades)
     unit_columns = _unit_like_columns([cells for cells, _ in data]) if data else set()
     candidates: list[Candidate] = []
     for k, row in enumerate(model_rows):
@@ -430,8 +432,8 @@ def _matrix_candidates(page: int, rows: list[list[str]], title: str, abs_max_hin
                                  {row[j] for j in own})
             continue
         data.append((row, list(roles), [list(c) for c in column_labels], title, abs_max))
-    labels = _wrapped_labels([(row, row_roles) for row, row_roles, *_ in data])
-    grades = _grade_rows([(row, row_roles) for row, row_roles, *_ in data])
+    named = [(row, row_roles) for row, row_roles, *_ in data]
+    labels, grades = _parts_under_a_name(named, _wrapped_labels(named), _grade_rows(named))
     candidates: list[Candidate] = []
     for (row, row_roles, labels_at, row_title, row_abs_max), label, row_grades in zip(data, labels, grades,
                                                                                     strict=True):
@@ -460,6 +462,31 @@ def _grade_rows(rows: list[tuple[list[str], list[str | None]]]) -> list[tuple[st
             grades[i:j] = parts
         i = j
     return grades
+
+
+def _parts_under_a_name(rows: list[tuple[list[str], list[str | None]]], labels: list[str | None],
+                        grades: list[tuple[str, ...]]) -> tuple[list[str | None], list[tuple[str, ...]]]:
+    """A name ending with a part number over rows that print only another part number, with the symbol cell
+    merged over them ("Peak off-state voltage ... QT40A4 | VDRM | 200" / "QT40A6 | | 400" / "QT40A8 | | 600"): one
+    parameter, one row per part. Each row takes the name without the parts, and its own part as its grade."""
+    labels, grades = list(labels), list(grades)
+    for i, (row, roles) in enumerate(rows):
+        name = " ".join(_first_cell(row, roles, "parameter").split())
+        if not _first_cell(row, roles, "symbol") or not name:
+            continue
+        words = name.replace(",", " ").split()
+        parts = list(itertools.takewhile(_PART_NUMBER.fullmatch, reversed(words)))
+        j = i + 1
+        while j < len(rows) and not _first_cell(rows[j][0], rows[j][1], "symbol") and _only_parts(
+                _first_cell(rows[j][0], rows[j][1], "parameter")):
+            j += 1
+        base = " ".join(words[:len(words) - len(parts)])
+        if not parts or j == i + 1 or not re.search(r"[A-Za-z]{3,}", base):
+            continue
+        labels[i:j] = [base] * (j - i)
+        grades[i:j] = [tuple(reversed(parts)), *(tuple(_PART_NUMBER.findall(_first_cell(r, ro, "parameter")))
+                                                  for r, ro in rows[i + 1:j])]
+    return labels, grades
 
 
 def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str | None]:

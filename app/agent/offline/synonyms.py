@@ -95,6 +95,11 @@ CONCEPTS: tuple[Concept, ...] = (
             ("ILK", "IL", "IR", "ILEAK"), (CURRENT,)),
     Concept("short_circuit_current", ("short circuit current", "output short circuit current"), ("ISC", "IOS"),
             (CURRENT,)),
+    # A thyristor's or diode's one-cycle surge: ITSM (on-state) and IFSM (forward) are its JEDEC symbols.
+    Concept("surge_current", ("surge current", "peak surge current", "non repetitive surge current",
+                              "surge on state current", "non repetitive surge on state current",
+                              "peak non repetitive surge current", "forward surge current"),
+            ("ITSM", "IFSM"), (CURRENT,)),
     Concept("rise_time", ("rise time",), ("TR",), (TIME,)),
     Concept("fall_time", ("fall time",), ("TF",), (TIME,)),
     Concept("switching_frequency", ("switching frequency", "oscillator frequency"), ("FSW", "FOSC"), (FREQUENCY,)),
@@ -240,6 +245,11 @@ class Query:
             seen.setdefault(rated, SYNONYM_WEIGHT)
         if self.counted:
             seen.setdefault(self.counted, SYNONYM_WEIGHT)
+        if self.unit is not None and self.unit.dimension == "bytes":
+            # "SRAM size" in kB: a memory's figure in bytes is its size, which the page does not say ("8k bytes SRAM").
+            bare = _SIZE_WORDS.sub(" ", self.core)
+            if bare != self.core and content_tokens(bare):
+                seen.setdefault(" ".join(bare.split()), SYNONYM_WEIGHT)
         folded = " ".join(tokens(self.core))
         for concept in self.concepts:
             span = _concept_span(concept, folded)
@@ -279,6 +289,9 @@ class Query:
             if term and term.casefold() not in unique:
                 unique[term.casefold()] = term
         return list(unique.values())
+
+
+_SIZE_WORDS = re.compile(r"\b(?:size|capacity)\b", re.IGNORECASE)
 
 
 # Words datasheets use for one another in a parameter's name: a pin is a terminal ("ADJUST terminal current").
