@@ -14,7 +14,8 @@ sets the ambient temperature once, far from any row).
 
 A terse request gives its condition in its name, without a symbol (``Output current at 40 V differential``):
 then the row the value came from, read as above, prints no figure of that quantity and number (``≤40 V``), while
-another row of the parameter does.
+another row of the parameter does, and that row does not print the reported figures too (the value may come from
+it, quoted on a neighbouring row that prints the same figure).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from app.detectors import plausibility
 from app.detectors.dimensions import head_phrase
 from app.detectors.grounding import GroundingResult
-from app.detectors.page_text import numbers_in
+from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import (
     Context,
@@ -155,6 +156,12 @@ def _prints_figure(text: str, wanted: re.Match[str]) -> bool:
     return any(_same_figure(wanted, found) for found in _FIGURE.finditer(text))
 
 
+def _prints_reported(row: Row, value: dict[str, Any]) -> bool:
+    numbers = plausibility.numbers_of(value)
+    printed = numbers_in(CONDITION.sub(" ", row.text))
+    return bool(numbers) and all(number_occurs(n, value.get("unit"), printed) for n in numbers.values())
+
+
 def _name_settings(name: str, settings: list[re.Match[str]]) -> list[re.Match[str]]:
     """The settings a request's name gives without a symbol, of a quantity other than temperature, when its
     conditions set none of that quantity (they say it in full)."""
@@ -222,6 +229,10 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
                 continue
             elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit, name)
                          if other is not row]
+            # A name's setting carries no symbol: a row stating it that prints every reported figure as well may
+            # be the one the value was read from, quoted on its neighbour (two rows printing one figure).
+            if wanted.re is _NAME_SETTING and any(_prints_reported(other, value) for _, other in elsewhere):
+                continue
             if elsewhere:
                 page, other = elsewhere[0]
                 requested = f"{wanted.group(1)} {wanted.group(2)}" if wanted.re is _NAME_SETTING else wanted.group(0)
