@@ -5,7 +5,9 @@ with ``span_ids``):
 
 * ``expected_dimension`` (warning): no unit was requested, but the parameter's name fixes a dimension
   (``app.detectors.dimensions``); an answer in another dimension, or a dimensional quantity answered with no unit,
-  cannot be the parameter asked for as it stands. With a requested unit, a value without one is flagged too.
+  cannot be the parameter asked for as it stands. With a requested unit, a value without one is flagged too. A
+  name asking for a temperature coefficient is answered in a share or a unit per temperature, never in the unit
+  of the quantity it qualifies (a resistance tempco in kΩ is the resistance).
 * ``unit_not_convertible`` (warning): a unit was requested and the answer's unit cannot be read, so the value
   could not be returned in the requested unit (an incompatible one is ``unit_dimension``'s).
 * ``low_confidence`` (warning): the offline reader answered below its calibrated floor
@@ -19,7 +21,13 @@ from typing import Any
 from app.config import OFFLINE_MODEL
 from app.detectors import plausibility
 from app.detectors.calibration import CONFIDENCE_FLOOR, expected_accuracy
-from app.detectors.dimensions import expected_dimension, is_dimensional, measures
+from app.detectors.dimensions import (
+    changes_per_temperature,
+    expected_dimension,
+    is_dimensional,
+    measures,
+    per_temperature,
+)
 from app.detectors.rules import Context, Rule, Verdict, clean, flag, not_evaluable, submit_span_ids
 from app.detectors.severity import Severity
 
@@ -46,6 +54,14 @@ def _expected_dimension(rule: Rule, ctx: Context) -> Verdict:
         if not issues:
             return clean(rule)
         sentence = f"the request asks for {requested}, but {len(issues)} value(s) came back without a unit"
+    elif per_temperature(ctx.request.get("name")):
+        issues = [{"value_index": i, "problem": "no_per_temperature", "unit": value.get("unit")}
+                  for i, value in enumerate(values) if changes_per_temperature(value.get("unit")) is False]
+        if not issues:
+            return clean(rule)
+        units = ", ".join(sorted({str(x["unit"]) for x in issues}))
+        sentence = (f"“{ctx.request.get('name')}” is a temperature coefficient, but the answer is in {units}, "
+                    "the unit of the quantity itself")
     else:
         dimension = expected_dimension(ctx.request.get("name"))
         if dimension is None:
@@ -107,7 +123,7 @@ def _low_confidence(rule: Rule, ctx: Context) -> Verdict:
 
 
 ANSWER_RULES: tuple[Rule, ...] = (
-    Rule("expected_dimension", "3", Severity.warning,
+    Rule("expected_dimension", "4", Severity.warning,
          "The answer's unit does not measure the dimension the parameter's name implies, or is missing.",
          _expected_dimension),
     Rule("unit_not_convertible", "1", Severity.warning,

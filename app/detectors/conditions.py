@@ -11,6 +11,11 @@ condition set for another parameter, an input rise time at the same supply, says
 a neighbouring parameter sharing one generic word, ``Rise time`` for ``Turn-off delay time``). A row that names the
 symbol with another value is ``field_mismatch``'s; temperatures are left out (a table, or the whole document,
 sets the ambient temperature once, far from any row).
+
+A terse request gives its condition in its name, without a symbol (``Output current at 40 V differential``):
+then the row the value came from, read as above, prints no figure of that quantity and number (``≤40 V``), while
+another row of the parameter does, and that row does not print the reported figures too (the value may come from
+it, quoted on a neighbouring row that prints the same figure).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 from app.detectors import plausibility
 from app.detectors.dimensions import head_phrase
 from app.detectors.grounding import GroundingResult
-from app.detectors.page_text import numbers_in
+from app.detectors.page_text import number_occurs, numbers_in
 from app.detectors.row_alignment import Row, visual_rows
 from app.detectors.rules import (
     Context,
@@ -53,6 +58,10 @@ _WORD = re.compile(r"[a-z]{3,}")
 # Words that name no parameter of their own: limits, conditions' glue.
 _COMMON_WORDS = {"the", "and", "for", "with", "max", "min", "typ", "maximum", "minimum", "typical", "nominal", "note"}
 _TEMPERATURE_UNITS = {"°c", "c", "℃", "k", "°f", "degc"}
+# A condition a terse request gives in its name without a symbol (``... at 40 V input-output differential``).
+_NAME_SETTING = re.compile(r"(?:\bat|@)\s*([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ]+)\b")
+# A figure with its unit as a row prints it, a bound sign before it allowed (``≤40 V``, ``VIN = 12V``).
+_FIGURE = re.compile(r"(?<![\w.,])([+\-−]?\d+(?:[.,]\d+)?)\s*([A-Za-zµμΩ]+)")
 
 
 def _number(text: str) -> float:
@@ -121,15 +130,48 @@ def _names_parameter(rows: list[Row], row: Row, setting: re.Match[str], name: se
 
 
 def _rows_setting(index: DatasheetIndex, wanted: re.Match[str], unit: str, name: set[str]) -> list[tuple[int, Row]]:
+    named = wanted.re is _NAME_SETTING
     out = []
     for page in index.pages:
         rows = visual_rows(index, page)
         for row in rows:
-            for found in CONDITION.finditer(row.text):
-                if _same_setting(wanted, found) and _states_quantity(index, page, row, found, unit) \
+            for found in (_FIGURE if named else CONDITION).finditer(row.text):
+                same = _same_figure(wanted, found) if named else _same_setting(wanted, found)
+                if same and _states_quantity(index, page, row, found, unit) \
                         and _names_parameter(rows, row, found, name):
                     out.append((page.number, row))
                     break
+    return out
+
+
+def _same_figure(wanted: re.Match[str], found: re.Match[str]) -> bool:
+    """Whether a printed figure (``≤40 V``) is a name's setting (``at 40 V``): the same quantity and number."""
+    unit_w, unit_f = wanted.group(2), found.group(2)
+    converted = plausibility.convert(_number(found.group(1)), unit_f, unit_w) \
+        if plausibility.compatible(unit_f, unit_w) else None
+    return converted is not None and plausibility.close(converted, _number(wanted.group(1)), 1e-6)
+
+
+def _prints_figure(text: str, wanted: re.Match[str]) -> bool:
+    return any(_same_figure(wanted, found) for found in _FIGURE.finditer(text))
+
+
+def _prints_reported(row: Row, value: dict[str, Any]) -> bool:
+    numbers = plausibility.numbers_of(value)
+    printed = numbers_in(CONDITION.sub(" ", row.text))
+    return bool(numbers) and all(number_occurs(n, value.get("unit"), printed) for n in numbers.values())
+
+
+def _name_settings(name: str, settings: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The settings a request's name gives without a symbol, of a quantity other than temperature, when its
+    conditions set none of that quantity (they say it in full)."""
+    out = []
+    for wanted in _NAME_SETTING.finditer(name):
+        unit = wanted.group(2)
+        if plausibility.parse_unit(unit) is None or plausibility.compatible(unit, "degC") is not False:
+            continue
+        if not any(s.group(3) and plausibility.compatible(s.group(3), unit) for s in settings):
+            out.append(wanted)
     return out
 
 
@@ -165,10 +207,11 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
         return unreadable
     settings = [m for c in ctx.request.get("conditions") or [] for m in CONDITION.finditer(str(c))
                 if (m.group(3) or "").casefold() not in _TEMPERATURE_UNITS]
+    asked = str(ctx.request.get("name") or "")
+    settings += _name_settings(asked, settings)
     if not settings:
         return not_evaluable(rule, "the request sets no condition to a value")
     # The parameter's own words, not those of the condition its name carries ("... at 10 mV sense voltage").
-    asked = str(ctx.request.get("name") or "")
     name = _name_words(head_phrase(asked) or asked)
     found: list[dict[str, Any]] = []
     for grounding, value in answered_groundings(ctx):
@@ -179,13 +222,21 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
         cell, context = read
         row = cell.row
         for wanted in settings:
-            if _names_symbol(context, wanted.group(1)) or row_sets(row, wanted, cell.word.x0):
+            if wanted.re is _NAME_SETTING:
+                if _prints_figure(context, wanted):
+                    continue
+            elif _names_symbol(context, wanted.group(1)) or row_sets(row, wanted, cell.word.x0):
                 continue
             elsewhere = [(page, other) for page, other in _rows_setting(ctx.document, wanted, unit, name)
                          if other is not row]
+            # A name's setting carries no symbol: a row stating it that prints every reported figure as well may
+            # be the one the value was read from, quoted on its neighbour (two rows printing one figure).
+            if wanted.re is _NAME_SETTING and any(_prints_reported(other, value) for _, other in elsewhere):
+                continue
             if elsewhere:
                 page, other = elsewhere[0]
-                found.append({"value_index": grounding.value_index, "requested": wanted.group(0),
+                requested = f"{wanted.group(1)} {wanted.group(2)}" if wanted.re is _NAME_SETTING else wanted.group(0)
+                found.append({"value_index": grounding.value_index, "requested": requested,
                               "row_text": row.text, "condition_page": page, "condition_row": other.text})
     if not found:
         return clean(rule)
@@ -198,7 +249,7 @@ def _condition_elsewhere(rule: Rule, ctx: Context) -> Verdict:
 
 
 CONDITION_RULES: tuple[Rule, ...] = (
-    Rule("condition_elsewhere", "4", Severity.warning,
+    Rule("condition_elsewhere", "5", Severity.warning,
          "The requested condition is stated on another row of the document, not on the value's own row.",
          _condition_elsewhere),
 )

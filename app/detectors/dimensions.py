@@ -102,6 +102,23 @@ def expected_dimension(name: str | None, symbol: str | None = None) -> Dimension
     return None
 
 
+_PER_TEMPERATURE = re.compile(r"\btempco\b|temperature\s+coefficient", re.IGNORECASE)
+
+
+def per_temperature(name: str | None) -> bool:
+    """Whether a parameter's name asks for a temperature coefficient: a change per degree."""
+    return bool(name) and _PER_TEMPERATURE.search(name or "") is not None
+
+
+def changes_per_temperature(unit: str | None) -> bool | None:
+    """Whether ``unit`` can state a temperature coefficient: a share (``ppm``, ``%``) or a unit per temperature
+    (``ppm/°C``, ``mV/K``); ``None`` when the unit cannot be read."""
+    parsed = plausibility.parse_unit(unit)
+    if parsed is None:
+        return None
+    return parsed.dimensionless or parsed.dimensionality.get("[temperature]", 0) < 0
+
+
 def measures(unit: str | None, dimension: Dimension) -> bool | None:
     """Whether ``unit`` measures ``dimension``; ``None`` when the unit cannot be read."""
     if dimension.name == "rotational speed" and unit and re.search(r"rpm|r/min|rev", unit, re.IGNORECASE):

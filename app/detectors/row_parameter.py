@@ -34,7 +34,7 @@ from app.detectors.rules import (
     unreadable_on_document,
 )
 from app.detectors.severity import Severity
-from app.detectors.structural import CONDITION, MIN_COLUMN_GAP, is_header, plain_number
+from app.detectors.structural import CONDITION, MIN_COLUMN_GAP, is_header, plain_number, stands_apart
 from app.detectors.value_rows import value_cell
 from app.documents.index import DatasheetIndex, Word
 
@@ -47,6 +47,9 @@ _CONDITION_LABELS = {"conditions", "condition", "test"}
 # Lines of a wrapped name cell lie within this many line heights of the row.
 WRAP_LINES = 1.5
 _DIGIT = re.compile(r"\d")
+# A bracketed part of a name cell, or a bracket left open to its end: a condition or a note, not the name
+# (``(VD = Rated VDRM; Gate Open)`` wrapping under the parameter's name).
+_BRACKETED = re.compile(r"\([^()]*(?:\)|$)")
 # An unnamed sub-row belongs to the named row within this many line heights of it.
 BLOCK_LINES = 3.2
 # A named row's figures stand on its line or on unnamed lines within this many line heights.
@@ -89,7 +92,8 @@ def _conditions_x(rows: list[Row], row: Row) -> float | None:
 def own_label(rows: list[Row], row: Row) -> set[str]:
     """The name words of a row's own name cell: its words before the first value cell, left of a Conditions
     column, with the lines of a name cell wrapping above and below it (lines with no figure, over a part of the
-    name column the row leaves empty)."""
+    name column the row leaves empty). Bracketed words are the cell's conditions: a line naming nothing else is
+    an unnamed sub-row of the name above it."""
     right = _conditions_x(rows, row)
     words: list[Word] = []
     for word in row.words:
@@ -98,7 +102,7 @@ def own_label(rows: list[Row], row: Row) -> set[str]:
         if plain_number(word) is not None or (right is not None and word.x0 >= right and apart):
             break
         words.append(word)
-    own = name_words(" ".join(w.text for w in words))
+    own = name_words(_BRACKETED.sub(" ", " ".join(w.text for w in words)))
     if not own:
         return set()  # an unnamed sub-row: its block's name is read by ``parameter_labels``
     end = words[-1].x1 + 1
@@ -205,7 +209,8 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
     found: list[dict[str, Any]] = []
     for grounding, value in answered_groundings(ctx):
         cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
-        if cell is None or not tabular(cell.row):
+        # A row of long conditions is still a table row when its value stands in a column of its own.
+        if cell is None or not (tabular(cell.row) or stands_apart(cell.row, cell.box)):
             continue
         rows = visual_rows(ctx.document, ctx.document.page(grounding.page))
         # A label sharing less than half of the requested words names the row's condition or another block.
@@ -226,7 +231,7 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
 
 
 ROW_PARAMETER_RULES: tuple[Rule, ...] = (
-    Rule("other_parameter_row", "1", Severity.warning,
+    Rule("other_parameter_row", "2", Severity.warning,
          "The value's row names another parameter, while another table row names the requested one.",
          _other_parameter_row),
 )

@@ -115,3 +115,17 @@ def test_an_answer_in_the_quantity_of_the_names_head_is_clean() -> None:
     # Still flagged: the head's quantity in another dimension.
     assert verdicts([{"typical": 12.5, "unit": "V"}], {"name": "Humidity conversion time"})[
         "expected_dimension"].findings
+
+
+def test_a_temperature_coefficient_in_the_unit_of_its_quantity_is_flagged() -> None:
+    [finding] = verdicts([{"min": 8, "typical": 10, "max": 12, "unit": "kohm"}],
+                         {"name": "Trim resistance tempco"})["expected_dimension"].findings
+    assert finding.evidence["issues"][0]["problem"] == "no_per_temperature"
+    assert verdicts([{"typical": 2.5, "unit": "mV"}], {"name": "Temperature coefficient of bias voltage"})[
+        "expected_dimension"].findings
+
+
+@pytest.mark.parametrize("unit", ["ppm/degC", "%/°C", "mV/K", "ppm", "%"])
+def test_a_temperature_coefficient_per_degree_or_as_a_share_is_clean(unit: str) -> None:
+    result = verdicts([{"typical": 35, "unit": unit}], {"name": "Trim resistance tempco"})["expected_dimension"]
+    assert result.evaluable and not result.findings

@@ -42,8 +42,9 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
     return open_index(path)
 
 
-def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str]) -> Any:
-    request = {"name": "Sink current at 20 mV probe voltage", "unit": "uA", "conditions": conditions}
+def verdict(index: DatasheetIndex, value: dict[str, Any], quote: str, conditions: list[str],
+            name: str = "Sink current at 20 mV probe voltage") -> Any:
+    request = {"name": name, "unit": "uA", "conditions": conditions}
     [result] = audit_answer(index, value, quote, request, CONDITION_RULES)
     return result
 
@@ -64,8 +65,9 @@ def test_the_row_naming_the_condition_is_clean(document: DatasheetIndex) -> None
 def test_a_condition_no_row_states_and_a_temperature_are_not_judged(document: DatasheetIndex) -> None:
     assert not verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
                        ["VPROBE = 90 mV"]).findings
+    # (A name giving the probe voltage would be a setting of its own: see the terse requests below.)
     assert not verdict(document, {"max": 35, "unit": "mA"}, "Continuous sink current 35 mA",
-                       ["TA = 25 °C"]).evaluable
+                       ["TA = 25 °C"], name="Sink current").evaluable
 
 
 def test_a_condition_on_the_wrapped_line_of_the_rows_cell_is_its_own(document: DatasheetIndex) -> None:
@@ -109,3 +111,52 @@ def test_a_condition_stated_in_the_parameters_block_of_sub_rows_still_counts(two
     [finding] = judged(two_parameters, "Offset current at 20 mV probe voltage", {"typical": 9, "unit": "uA"},
                        "Offset current, continuous 9 uA", 2).findings
     assert finding.evidence["rows"][0]["condition_row"].startswith("VPROBE = 20mV")
+
+
+@pytest.fixture(scope="module")
+def headroom(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    """An operating range of a current, and the parameter's limit stated at one headroom voltage on a sub-row
+    under its name, the unit printed once on the name's line."""
+    header = [(NAME, 60, "Parameter"), (SYMBOL, 60, "Symbol"), (MIN, 60, "Min"), (TYP, 60, "Typ"), (MAX, 60, "Max"),
+              (UNIT, 60, "Unit")]
+    operating = [*header, (NAME, 80, "Pump current"), (SYMBOL, 80, "IP"), (MIN, 80, "0.02"), (MAX, 80, "2.5"),
+                 (UNIT, 80, "A"),
+                 (NAME, 110, "Pulsed pump current"), (SYMBOL, 110, "IPP"), (MAX, 110, "0.25"), (UNIT, 110, "A")]
+    limits = [(NAME, 160, "Parameter"), (COND, 160, "Test conditions"), (MIN, 160, "Min"), (TYP, 160, "Typ"),
+              (MAX, 160, "Max"), (UNIT, 160, "Unit"),
+              (NAME, 180, "Peak pump current"), (UNIT, 180, "A"),
+              (COND, 186, "VH <30 V, TJ = 25°C"), (MIN, 186, "0.25"), (TYP, 186, "0.6")]
+    path = tmp_path_factory.mktemp("pdf") / "headroom.pdf"
+    placed_pdf([[*operating, *limits]], path=path)
+    return open_index(path)
+
+
+def tersely(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
+    [result] = audit_answer(index, value, quote, {"name": name, "unit": None, "conditions": []}, CONDITION_RULES)
+    return result
+
+
+def test_a_setting_in_the_name_stated_on_another_row_is_flagged(headroom: DatasheetIndex) -> None:
+    [finding] = tersely(headroom, "Peak pump current at 30 V headroom", {"min": 0.02, "max": 2.5, "unit": "A"},
+                        "Pump current IP 0.02 2.5 A").findings
+    [row] = finding.evidence["rows"]
+    assert row["requested"] == "30 V" and row["condition_row"].startswith("VH <30 V")
+
+
+def test_the_row_printing_the_names_setting_is_clean(headroom: DatasheetIndex) -> None:
+    result = tersely(headroom, "Peak pump current at 30 V headroom", {"min": 0.25, "typical": 0.6, "unit": "A"},
+                     "VH <30 V, TJ = 25°C 0.25 0.6")
+    assert result.evaluable and not result.findings
+    # A setting no row states, or a temperature, says nothing.
+    assert not tersely(headroom, "Peak pump current at 12 V headroom", {"min": 0.02, "max": 2.5, "unit": "A"},
+                       "Pump current IP 0.02 2.5 A").findings
+    assert not tersely(headroom, "Peak pump current at 25 °C", {"min": 0.02, "max": 2.5, "unit": "A"},
+                       "Pump current IP 0.02 2.5 A").evaluable
+
+
+def test_a_row_stating_the_names_setting_and_printing_the_figure_leaves_it_unflagged(
+        headroom: DatasheetIndex) -> None:
+    # The figure stands on both rows: the value may come from the one stating the setting.
+    result = tersely(headroom, "Peak pump current at 30 V headroom", {"max": 0.25, "unit": "A"},
+                     "Pulsed pump current IPP 0.25 A")
+    assert result.evaluable and not result.findings

@@ -97,3 +97,27 @@ def test_the_same_figures_on_the_better_named_row_stay_unflagged(document: Datas
 def test_a_name_running_past_the_conditions_columns_edge_is_read_whole(document: DatasheetIndex) -> None:
     assert not verdict(document, "Maximum available output power", {"typical": 0, "max": 4, "unit": "dBm"},
                        "Maximum available output power 0 4").findings
+
+
+@pytest.fixture(scope="module")
+def wrapped_conditions(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    """A name cell whose bracketed conditions wrap onto the value's line, the value column far to the right."""
+    page = [(NAME, 80, "Characteristic"), (SYMBOL + 40, 80, "Symbol"), (MIN, 80, "Min"), (TYP, 80, "Typ"),
+            (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Peak Standing Leakage Current"), (SYMBOL + 40, 100, "ISL"),
+            (NAME, 110, "(VK = Rated VKM; Pin Open) TJ = 25°C"), (MIN, 110, "-"), (TYP, 110, "-"),
+            (MAX, 110, "12"), (UNIT, 110, "µA"),
+            (NAME, 170, "Peak Sense Current"), (SYMBOL + 40, 170, "ISP"), (MAX, 170, "1.5"), (UNIT, 170, "A")]
+    path = tmp_path_factory.mktemp("pdf") / "wrapped.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def test_a_bracketed_condition_line_reads_the_name_above_it(wrapped_conditions: DatasheetIndex) -> None:
+    quote = "(VK = Rated VKM; Pin Open) TJ = 25°C - - 12"
+    [finding] = verdict(wrapped_conditions, "Peak sense current", {"max": 12, "unit": "uA"}, quote).findings
+    assert finding.evidence["rows"][0]["named_row"].startswith("Peak Sense Current")
+    assert not verdict(wrapped_conditions, "Peak standing leakage current", {"max": 12, "unit": "uA"},
+                       quote).findings
+    assert not verdict(wrapped_conditions, "Peak sense current", {"max": 1.5, "unit": "A"},
+                       "Peak Sense Current ISP 1.5 A").findings
