@@ -14,6 +14,10 @@ typical that stands in the absolute maximum ratings section (the nearest section
 the one before, names them; a ratings list often prints no column header at all, ``ESD tolerance 2000V``), unless
 its table has a ``Typ`` column of its own, or it is a thermal resistance (a package characteristic that
 ratings lists print beside the limits).
+
+A request for "Maximum X" asks for a limit too: ``maximum_as_typical`` flags an answer that reports a typical
+figure alone for it, read where no ``Typ`` column stands over the value (a single ``Value`` column, a ratings
+list, a sentence), so the printed figure is the limit, or not the requested one at all.
 """
 
 from __future__ import annotations
@@ -169,10 +173,49 @@ def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
         {"span_ids": submit_span_ids(ctx), "rows": found}))
 
 
+_TYPICAL_REQUEST = re.compile(r"typical|nominal|average", re.IGNORECASE)
+
+
+def _asks_maximum(name: str) -> bool:
+    return bool(_MAXIMUM_REQUEST.search(name)) and not _TYPICAL_REQUEST.search(name)
+
+
+def _typical_alone(value: dict[str, Any]) -> bool:
+    return value.get("typical") is not None and value.get("min") is None and value.get("max") is None
+
+
+def _maximum_as_typical(rule: Rule, ctx: Context) -> Verdict:
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
+    if not _asks_maximum(str(ctx.request.get("name") or "")):
+        return not_evaluable(rule, "the request does not name a maximum")
+    found: list[dict[str, Any]] = []
+    for grounding, value in answered_groundings(ctx):
+        if not _typical_alone(value):
+            continue
+        cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
+        if cell is None:
+            continue
+        header = header_for(ctx.document, grounding.page, cell.row.y)
+        if header is not None and "typical" in header.centres:
+            continue  # a Typ column over the value: a typical figure the request may qualify as the largest
+        found.append({"value_index": grounding.value_index, "page": grounding.page, "row_text": cell.row.text})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    return flag(rule, rule.finding(
+        ctx, f"“{ctx.request.get('name')}” asks for a limit, but the answer reports a typical figure alone, read "
+             f"where no Typ column stands over it (“{first['row_text']}”, page {first['page']}).",
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
+
+
 RATING_TABLE_RULES: tuple[Rule, ...] = (
     Rule("other_rating_table", "3", Severity.warning,
          "An absolute maximum rating was asked for, but the value's table is an operating-conditions table.",
          _other_rating_table),
     Rule("rating_as_typical", "1", Severity.warning,
          "A value printed among the absolute maximum ratings was reported as typical.", _rating_as_typical),
+    Rule("maximum_as_typical", "1", Severity.warning,
+         "A maximum was asked for, and a typical figure alone was reported where no Typ column stands.",
+         _maximum_as_typical),
 )

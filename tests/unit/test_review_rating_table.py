@@ -127,3 +127,39 @@ def test_a_bare_maximum_the_ratings_do_not_print_stays_unflagged(bare_maximum: D
     assert not result.findings
     assert not verdict(bare_maximum, "Maximum operating drain to source voltage", {"max": 28, "unit": "V"},
                        "Drain to source voltage VDX 2.5 28 V").evaluable
+
+
+@pytest.fixture(scope="module")
+def value_column(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Thermal characteristics"),
+            (NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (TYP, 80, "Value"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Die temperature"), (SYMBOL, 100, "TD"), (TYP, 100, "140"), (UNIT, 100, "°C"),
+            (NAME, 160, "Electrical characteristics"),
+            (NAME, 180, "Parameter"), (MIN, 180, "Min"), (TYP, 180, "Typ"), (MAX, 180, "Max"), (UNIT, 180, "Unit"),
+            (NAME, 200, "Peak gain"), (TYP, 200, "17"), (UNIT, 200, "dB")]
+    path = tmp_path_factory.mktemp("pdf") / "value_column.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def maximum_verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
+    request = {"name": name, "unit": value["unit"], "conditions": []}
+    [result] = audit_answer(index, value, quote, request,
+                            [r for r in RATING_TABLE_RULES if r.name == "maximum_as_typical"])
+    return result
+
+
+def test_a_maximum_reported_as_typical_from_a_value_column_is_flagged(value_column: DatasheetIndex) -> None:
+    [finding] = maximum_verdict(value_column, "Maximum die temperature", {"typical": 140, "unit": "degC"},
+                                "Die temperature TD 140 °C").findings
+    assert finding.evidence["rows"][0]["row_text"].startswith("Die temperature")
+    assert not maximum_verdict(value_column, "Maximum die temperature", {"max": 140, "unit": "degC"},
+                               "Die temperature TD 140 °C").findings
+
+
+def test_a_typical_under_a_typ_column_or_asked_without_a_maximum_stays_unflagged(
+        value_column: DatasheetIndex) -> None:
+    assert not maximum_verdict(value_column, "Maximum peak gain", {"typical": 17, "unit": "dB"},
+                               "Peak gain 17 dB").findings
+    assert not maximum_verdict(value_column, "Die temperature", {"typical": 140, "unit": "degC"},
+                               "Die temperature TD 140 °C").evaluable
