@@ -10,6 +10,10 @@ request does not.
 The label is the row's words left of the value's cell (name, symbol, conditions) with the lines of a name cell
 that wraps above or below it, or, when the value opens the row, the words after it: a qualifier in the unit
 column or in another parameter's row says nothing about this one.
+
+A thermal resistance is a path's: junction to ambient, to case, to board, to lead. ``other_thermal_path`` flags
+a value whose row names another path than the one the request names, in words (``Junction-to-Case``) or by
+symbol (``θJA``, ``RthJC``, ``ΨJT``), and not the requested one.
 """
 
 from __future__ import annotations
@@ -89,6 +93,46 @@ def row_label(index: DatasheetIndex, grounding: GroundingResult, request: Mappin
     return " ".join(after) or None
 
 
+# The far end of a thermal path, in words and as the subscript letter of its symbol.
+_PATH_ENDS = {"ambient": "ambient", "air": "ambient", "case": "case", "board": "board", "pcb": "board",
+              "lead": "lead", "leads": "lead", "top": "top", "solder": "solder", "heatsink": "heatsink"}
+_PATH_LETTERS = {"a": "ambient", "c": "case", "b": "board", "l": "lead", "t": "top", "s": "solder"}
+_PATH_WORDS = re.compile(r"\bjunction\s*(?:to|-|–|−)+\s*(?:the\s+)?(ambient|air|case|board|pcb|leads?|top|solder"
+                         r"|heat\s*sink)", re.IGNORECASE)
+_PATH_SYMBOL = re.compile(r"(?:θ|Θ|R\s*θ|R\s*th|ψ|Ψ|theta)\s*[(_]?\s*j\s*[-–]?\s*([acblts])(?![a-z])", re.IGNORECASE)
+
+
+def thermal_paths(text: str) -> set[str]:
+    """The far ends of the thermal paths a text names (``Junction-to-Ambient``, ``θJC``): empty when none."""
+    ends = {_PATH_ENDS[m.group(1).casefold().replace(" ", "")] for m in _PATH_WORDS.finditer(text)}
+    return ends | {_PATH_LETTERS[m.group(1).casefold()] for m in _PATH_SYMBOL.finditer(text)}
+
+
+def _other_thermal_path(rule: Rule, ctx: Context) -> Verdict:
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
+    wanted = thermal_paths(" ".join(str(ctx.request.get(k) or "") for k in ("name", "symbol")))
+    if not wanted:
+        return not_evaluable(rule, "the request names no thermal path")
+    found: list[dict[str, Any]] = []
+    for grounding in ctx.groundings:
+        value = printed(ctx.submission.values[grounding.value_index]) \
+            if grounding.value_index < len(ctx.submission.values) else None
+        label = row_label(ctx.document, grounding, ctx.request, value)
+        paths = thermal_paths(label or "")
+        if paths and not paths & wanted:
+            found.append({"value_index": grounding.value_index, "row_label": label, "page": grounding.page,
+                          "row_paths": sorted(paths), "requested_paths": sorted(wanted)})
+    if not found:
+        return clean(rule)
+    first = found[0]
+    return flag(rule, rule.finding(
+        ctx, f"The row the value came from (“{first['row_label']}”, page {first['page']}) names the thermal path "
+             f"junction to {', '.join(first['row_paths'])}, while “{ctx.request.get('name')}” asks for junction to "
+             f"{', '.join(first['requested_paths'])}.",
+        {"span_ids": submit_span_ids(ctx), "rows": found}))
+
+
 def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
     if (unreadable := unreadable_on_document(rule, ctx)) is not None:
         return unreadable
@@ -122,4 +166,7 @@ QUANTITY_RULES: tuple[Rule, ...] = (
     Rule("other_quantity", "3", Severity.warning,
          "The value's row names a qualifier (threshold, cut-off, deviation, ...) the request does not ask for.",
          _other_quantity),
+    Rule("other_thermal_path", "1", Severity.warning,
+         "The value's row names another thermal path (junction to ambient, case, board) than the request.",
+         _other_thermal_path),
 )

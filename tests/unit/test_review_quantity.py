@@ -42,7 +42,8 @@ def document(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
 
 def verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
     request = {"name": name, "unit": None, "conditions": []}
-    [result] = audit_answer(index, value, quote, request, QUANTITY_RULES, confidence=0.9)
+    [result] = audit_answer(index, value, quote, request, [r for r in QUANTITY_RULES if r.name == "other_quantity"],
+                            confidence=0.9)
     return result
 
 
@@ -83,3 +84,34 @@ def test_a_non_trigger_row_is_not_the_trigger_parameter(document: DatasheetIndex
                        "Gate trigger voltage VGT 1.8 V").findings
     # A text layer's minus sign for the hyphen is the same spelling.
     assert mentions("Gate Non\u2212Trigger Voltage", QUALIFIERS["non-trigger"])
+
+
+@pytest.fixture(scope="module")
+def thermal(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    page = [(NAME, 60, "Thermal data"),
+            (NAME, 80, "Parameter"), (SYMBOL, 80, "Symbol"), (TYP, 80, "Typ"), (UNIT, 80, "Unit"),
+            (NAME, 100, "Junction-to-ambient"), (SYMBOL, 100, "θJA"), (TYP, 100, "180"), (UNIT, 100, "°C/W"),
+            (NAME, 120, "Junction-to-case"), (SYMBOL, 120, "θJC"), (TYP, 120, "41"), (UNIT, 120, "°C/W")]
+    path = tmp_path_factory.mktemp("pdf") / "thermal.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def path_verdict(index: DatasheetIndex, name: str, value: dict[str, Any], quote: str) -> Any:
+    request = {"name": name, "unit": "degC/W", "conditions": []}
+    [result] = audit_answer(index, value, quote, request,
+                            [r for r in QUANTITY_RULES if r.name == "other_thermal_path"])
+    return result
+
+
+def test_a_value_from_another_thermal_path_is_flagged(thermal: DatasheetIndex) -> None:
+    [finding] = path_verdict(thermal, "Junction to case thermal resistance", {"typical": 180, "unit": "degC/W"},
+                             "Junction-to-ambient θJA 180 °C/W").findings
+    assert finding.evidence["rows"][0]["row_paths"] == ["ambient"]
+
+
+def test_a_value_from_the_requested_thermal_path_stays_unflagged(thermal: DatasheetIndex) -> None:
+    assert not path_verdict(thermal, "Thermal resistance, junction to case", {"typical": 41, "unit": "degC/W"},
+                            "Junction-to-case θJC 41 °C/W").findings
+    assert not path_verdict(thermal, "Thermal resistance", {"typical": 41, "unit": "degC/W"},
+                            "Junction-to-case θJC 41 °C/W").evaluable
