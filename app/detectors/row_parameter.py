@@ -4,7 +4,8 @@ A characteristics table prints related parameters on neighbouring rows (``Total 
 charge``; ``Collector-base voltage``, ``Collector-emitter voltage``; ``Operating voltage``, ``Minimum operating
 voltage``), and a figure read one row off has the right dimension and is printed where the quote says. The row's
 parameter label tells it: the words of its name cell (its words left of the value, without symbols, ``X = v``
-conditions and the words under a Conditions column), or, on an unnamed sub-row, the label of the nearest named row
+conditions and the words under a Conditions column, with the first words of a name begun on the line above
+beside a symbol the row leaves empty), or, on an unnamed sub-row, the label of the nearest named row
 of its block (the nearest above and below). When that label shares half of the requested name's words at least
 (less names a condition, or another block), leaves out one of them and names another parameter with a word of its
 own, while a table row elsewhere in the document names the parameter better (it leaves out fewer of the
@@ -109,7 +110,25 @@ def own_label(rows: list[Row], row: Row) -> set[str]:
     wrapped = [w for r in rows if r is not row and abs(r.y - row.y) <= WRAP_LINES * row.height
                and not _DIGIT.search(r.text) and all(w.x1 <= end for w in r.words)
                and not any(a.x0 < b.x1 and b.x0 < a.x1 for a in r.words for b in words) for w in r.words]
-    return own | name_words(" ".join(w.text for w in wrapped))
+    return own | name_words(" ".join(w.text for w in wrapped)) | _name_begun_above(rows, row, words[0].x0, end)
+
+
+def _name_begun_above(rows: list[Row], row: Row, start: float, end: float) -> set[str]:
+    """The first words of a name cell that wraps onto ``row`` from the line just above: that line prints a cell
+    (a symbol) left of where the row's name begins, which the row leaves empty, so the row goes on with its
+    name (``tW Minimum Output`` over ``Pulse Width``); its name words are those over the row's name, before
+    its first figure."""
+    above = max((r for r in rows if r.y < row.y and row.y - r.y <= WRAP_LINES * row.height), key=lambda r: r.y,
+                default=None)
+    if above is None or not any(w.x1 <= start for w in above.words):
+        return set()
+    begun: list[str] = []
+    for word in above.words:
+        if plain_number(word) is not None or word.x0 >= end:
+            break
+        if word.x0 >= start - 2:
+            begun.append(word.text)
+    return name_words(_BRACKETED.sub(" ", " ".join(begun)))
 
 
 def parameter_labels(rows: list[Row], row: Row) -> list[set[str]]:
@@ -231,7 +250,7 @@ def _other_parameter_row(rule: Rule, ctx: Context) -> Verdict:
 
 
 ROW_PARAMETER_RULES: tuple[Rule, ...] = (
-    Rule("other_parameter_row", "2", Severity.warning,
+    Rule("other_parameter_row", "3", Severity.warning,
          "The value's row names another parameter, while another table row names the requested one.",
          _other_parameter_row),
 )

@@ -121,3 +121,30 @@ def test_a_bracketed_condition_line_reads_the_name_above_it(wrapped_conditions: 
                        quote).findings
     assert not verdict(wrapped_conditions, "Peak sense current", {"max": 1.5, "unit": "A"},
                        "Peak Sense Current ISP 1.5 A").findings
+
+
+@pytest.fixture(scope="module")
+def name_begun_above(tmp_path_factory: pytest.TempPathFactory) -> DatasheetIndex:
+    """A symbol column left of the names: a name begun beside its symbol goes on under it, on a line of its own
+    figures."""
+    page = [(NAME, 80, "Symbol"), (NAME + 50, 80, "Parameter"), (COND, 80, "Conditions"), (TYP, 80, "Typ"),
+            (MAX, 80, "Max"), (UNIT, 80, "Unit"),
+            (NAME, 100, "tKP"), (NAME + 50, 100, "Minimum Pulse Width"), (TYP, 100, "14"), (MAX, 100, "26"),
+            (UNIT, 100, "ns"),
+            (NAME, 120, "tKE"), (NAME + 50, 120, "Minimum Echo"), (COND, 120, "RX = 2 k"), (TYP, 120, "300"),
+            (UNIT, 120, "ns"),
+            (NAME + 50, 130, "Pulse Width"), (COND, 130, "RX = 6 k"), (TYP, 130, "450"), (UNIT, 130, "ns")]
+    path = tmp_path_factory.mktemp("pdf") / "begun_above.pdf"
+    placed_pdf([page], path=path)
+    return open_index(path)
+
+
+def test_a_name_begun_on_the_line_above_is_read_whole(name_begun_above: DatasheetIndex) -> None:
+    quote = "Pulse Width RX = 6 k 450 ns"
+    [finding] = verdict(name_begun_above, "Minimum trigger pulse width", {"typical": 450, "unit": "ns"},
+                        quote).findings
+    assert finding.evidence["rows"][0]["named_row"].startswith("tKP Minimum Pulse Width")
+    assert not verdict(name_begun_above, "Minimum echo pulse width", {"typical": 450, "unit": "ns"},
+                       quote).findings
+    assert not verdict(name_begun_above, "Minimum trigger pulse width", {"typical": 14, "max": 26, "unit": "ns"},
+                       "tKP Minimum Pulse Width 14 26 ns").findings
