@@ -102,6 +102,7 @@ def test_the_head_noun_of_a_terse_name_says_the_quantity_its_value_must_have() -
     assert parse_request("Ratio of change in gadget voltage to change in toggle voltage").dimensions == set()
     assert parse_request("Gadget voltage tolerance over temperature").dimensions == set()
     assert parse_request("Gadget resistance tempco").dimensions == {"tempco"}
+    assert parse_request("Gadget weight including packaging").dimensions == {"[mass]"}
     # A concept whose phrasing holds the head noun keeps its own dimension ("thermal resistance" in K/W).
     assert parse_request("Thermal resistance junction to case").dimensions == {"thermal_resistance"}
 

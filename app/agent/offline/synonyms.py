@@ -406,14 +406,14 @@ _HEAD_DIMENSIONS: dict[str, tuple[str, ...]] = {
     "voltage": (VOLTAGE,), "current": (CURRENT,), "resistance": (RESISTANCE,), "impedance": (RESISTANCE,),
     "capacitance": (CAPACITANCE,), "inductance": (INDUCTANCE,), "power": (POWER, "level_dbm"),
     "frequency": (FREQUENCY,), "temperature": (TEMPERATURE,), "time": (TIME,), "delay": (TIME,),
-    "tempco": ("tempco",),
+    "tempco": ("tempco",), "bandwidth": (FREQUENCY,), "weight": ("[mass]",), "mass": ("[mass]",),
 }
 # Words after the head noun that say nothing of the quantity ("Supply voltage range", "Power rating").
 _HEAD_TRAILERS = frozenset({"range", "rating", "ratings", "level", "limit", "limits", "value", "values", "nominal",
                             "max", "maximum", "min", "minimum", "typ", "typical", "rated", "spec"})
 
-_POSTMODIFYING = frozenset({"of", "over", "at", "for", "in", "to", "from", "between", "versus", "vs", "with", "across",
-                            "during", "on", "under", "per", "into", "by"})
+_POSTMODIFYING = re.compile(r"\s(?:of|over|at|for|in|to|from|between|versus|vs\.?|with|across|during|under|per|"
+                            r"into|by|including|excluding|without|when|while|after|before)\s", re.IGNORECASE)
 
 
 @lru_cache(maxsize=20_000)
@@ -422,11 +422,10 @@ def named_dimensions(core: str, concepts: tuple[Concept, ...]) -> frozenset[str]
     head noun (none, when such a concept says no dimension), else the head noun's own (a concept found inside the
     name that does not reach its head names another quantity the parameter is a property of), else those of every
     concept found."""
-    words = [w for w in tokens(core) if not w.isdigit()]
     # "Ratio of change in reference voltage", "Output voltage tolerance over temperature": the words after the
-    # first preposition qualify the head noun before it.
-    cut = next((i for i, w in enumerate(words) if i and w in _POSTMODIFYING), len(words))
-    words = words[:cut]
+    # first preposition qualify the head noun before it ("Gate-to-emitter", "Power-on" are words of the name).
+    head_phrase = _POSTMODIFYING.split(core, maxsplit=1)[0]
+    words = [w for w in tokens(head_phrase) if not w.isdigit()]
     while words and words[-1] in _HEAD_TRAILERS:
         words.pop()
     head = words[-1] if words else ""
