@@ -107,6 +107,20 @@ def test_the_head_noun_of_a_terse_name_says_the_quantity_its_value_must_have() -
     assert parse_request("Thermal resistance junction to case").dimensions == {"thermal_resistance"}
 
 
+def test_a_row_negating_a_word_of_the_name_is_the_opposite_quantity() -> None:
+    markdown = ("| Parameter | Symbol | Conditions | Min | Typ | Max | Unit |\n|---|---|---|---|---|---|---|\n"
+                "| Wobble non-trigger current | IWNT | QZ = 7 V, mode 2 | 0.4 |  |  | mA |\n"
+                "| Wobble trigger current | IWT | QZ = 7 V |  | 3.1 | 9 | mA |\n")
+    # The negated row names the requested mode, the other does not: still, it is not the quantity asked for.
+    assert _values(decide(parse_request("Wobble trigger current in mode 2"), _evidence(markdown))) == (
+        None, 3.1, 9.0, "mA")
+    alone = markdown.rsplit("\n", 2)[0] + "\n"
+    assert decide(parse_request("Wobble trigger current in mode 2"), _evidence(alone)).best is None
+    # Asked for, the negated quantity is found as before.
+    assert _values(decide(parse_request("Wobble non-trigger current"), _evidence(markdown))) == (
+        0.4, None, None, "mA")
+
+
 def test_declines_when_nothing_names_the_parameter() -> None:
     decision = decide(parse_request("Output impedance", "ohm"), _evidence())
     assert decision.best is None
