@@ -81,6 +81,46 @@ def test_unit_dimension_rules_out_rows_of_another_quantity() -> None:
     assert "declin" in decision.reason or "no table row" in decision.reason
 
 
+def test_the_head_noun_of_a_terse_name_says_the_quantity_its_value_must_have() -> None:
+    # Asked by name alone: a row of the words "Gadget isolation resistance" printed in volts is the test voltage
+    # beside it, and "Toggle dissipation capacitance" is a capacitance though "dissipation" names a power.
+    markdown = ("| Parameter | Symbol | Typ | Unit |\n|---|---|---|---|\n"
+                "| Gadget isolation resistance test | VISO | 350 | V |\n"
+                "| Gadget isolation resistance | RISO | 80 | MΩ |\n"
+                "| Toggle power dissipation | PTG | 420 | mW |\n"
+                "| Toggle power dissipation capacitance | CTG | 31 | pF |\n")
+    assert _values(decide(parse_request("Gadget isolation resistance"), _evidence(markdown))) == (
+        None, 80.0, None, "Mohm")
+    volts_only = ("| Parameter | Symbol | Typ | Unit |\n|---|---|---|---|\n"
+                  "| Gadget isolation resistance | VISO | 350 | V |\n")
+    assert decide(parse_request("Gadget isolation resistance"), _evidence(volts_only)).best is None
+    assert parse_request("Toggle power dissipation capacitance").dimensions == {
+        parse_request("Toggle capacitance", "pF").unit.dimension}
+    assert _values(decide(parse_request("Toggle power dissipation capacitance"), _evidence(markdown))) == (
+        None, 31.0, None, "pF")
+    # Words after a preposition qualify the head before it: a tolerance over temperature is no temperature.
+    assert parse_request("Ratio of change in gadget voltage to change in toggle voltage").dimensions == set()
+    assert parse_request("Gadget voltage tolerance over temperature").dimensions == set()
+    assert parse_request("Gadget resistance tempco").dimensions == {"tempco"}
+    assert parse_request("Gadget weight including packaging").dimensions == {"[mass]"}
+    # A concept whose phrasing holds the head noun keeps its own dimension ("thermal resistance" in K/W).
+    assert parse_request("Thermal resistance junction to case").dimensions == {"thermal_resistance"}
+
+
+def test_a_row_negating_a_word_of_the_name_is_the_opposite_quantity() -> None:
+    markdown = ("| Parameter | Symbol | Conditions | Min | Typ | Max | Unit |\n|---|---|---|---|---|---|---|\n"
+                "| Wobble non-trigger current | IWNT | QZ = 7 V, mode 2 | 0.4 |  |  | mA |\n"
+                "| Wobble trigger current | IWT | QZ = 7 V |  | 3.1 | 9 | mA |\n")
+    # The negated row names the requested mode, the other does not: still, it is not the quantity asked for.
+    assert _values(decide(parse_request("Wobble trigger current in mode 2"), _evidence(markdown))) == (
+        None, 3.1, 9.0, "mA")
+    alone = markdown.rsplit("\n", 2)[0] + "\n"
+    assert decide(parse_request("Wobble trigger current in mode 2"), _evidence(alone)).best is None
+    # Asked for, the negated quantity is found as before.
+    assert _values(decide(parse_request("Wobble non-trigger current"), _evidence(markdown))) == (
+        0.4, None, None, "mA")
+
+
 def test_declines_when_nothing_names_the_parameter() -> None:
     decision = decide(parse_request("Output impedance", "ohm"), _evidence())
     assert decision.best is None

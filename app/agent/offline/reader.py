@@ -168,6 +168,8 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
     best -= min(extra, 4) * (0.04 if cand.source != "line" else 0.015)
     if _other_side(query.core_tokens, label_tokens):
         best -= 0.4  # "Low-side on resistance" for a high-side one: the name without its side matched
+    if _negated(query.core_tokens, label_tokens):
+        return 0.0  # "Gate non-trigger voltage" for a gate trigger voltage: the opposite, in the same words
     symbol_tokens = {s.upper() for s in re.findall(r"[A-Za-z][A-Za-z0-9+_]*", f"{cand.symbol} {cand.label}")}
     if any(s.upper() in symbol_tokens for s in query.symbols):
         best += 0.3
@@ -181,6 +183,19 @@ def label_score(query: Query, cand: Candidate, label: str) -> float:
         # "Capacitance (Pw) | CW" for a wiper capacitance: the label says the head noun, its symbol the rest.
         best = HEAD_ONLY_NAME
     return best
+
+
+_NEGATIONS = frozenset({"non", "not", "no", "un"})
+
+
+def _negated(asked: list[str], label_tokens: tuple[str, ...]) -> bool:
+    """Whether the label negates a word of the request that the request does not negate ("Non-trigger current",
+    "Non-repetitive peak current" for a trigger or a repetitive one): the quantity that stays off the point the
+    request names."""
+    if any(t in _NEGATIONS for t in asked):
+        return False
+    return any(t in _NEGATIONS and any(_token_match(a, nxt) for a in asked)
+               for t, nxt in zip(label_tokens, label_tokens[1:], strict=False))
 
 
 def _other_side(asked: list[str], label_tokens: tuple[str, ...]) -> bool:

@@ -22,6 +22,8 @@ RESISTANCE = "[mass] * [length] ** 2 / [time] ** 3 / [current] ** 2"
 FREQUENCY = "1 / [time]"
 TIME = "[time]"
 TEMPERATURE = "temperature"
+CAPACITANCE = "[current] ** 2 * [time] ** 4 / [mass] / [length] ** 2"
+INDUCTANCE = "[mass] * [length] ** 2 / [time] ** 2 / [current] ** 2"
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ class Query:
     def dimensions(self) -> set[str]:
         if self.unit is not None:
             return {self.unit.dimension}
-        return {d for c in self.concepts for d in c.dimensions}
+        return set(named_dimensions(self.core, tuple(self.concepts)))
 
     @cached_property
     def phrases(self) -> list[str]:
@@ -396,6 +398,44 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
     )
     query.concepts = concepts_for(core, parsed_unit)
     return query
+
+
+# The quantity a name's head noun (its last word) says it is: "Clamp diode current" is a current, whatever the
+# words before it name, and "Power dissipation capacitance" a capacitance though it contains "power dissipation".
+_HEAD_DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "voltage": (VOLTAGE,), "current": (CURRENT,), "resistance": (RESISTANCE,), "impedance": (RESISTANCE,),
+    "capacitance": (CAPACITANCE,), "inductance": (INDUCTANCE,), "power": (POWER, "level_dbm"),
+    "frequency": (FREQUENCY,), "temperature": (TEMPERATURE,), "time": (TIME,), "delay": (TIME,),
+    "tempco": ("tempco",), "bandwidth": (FREQUENCY,), "weight": ("[mass]",), "mass": ("[mass]",),
+}
+# Words after the head noun that say nothing of the quantity ("Supply voltage range", "Power rating").
+_HEAD_TRAILERS = frozenset({"range", "rating", "ratings", "level", "limit", "limits", "value", "values", "nominal",
+                            "max", "maximum", "min", "minimum", "typ", "typical", "rated", "spec"})
+
+_POSTMODIFYING = re.compile(r"\s(?:of|over|at|for|in|to|from|between|versus|vs\.?|with|across|during|under|per|"
+                            r"into|by|including|excluding|without|when|while|after|before)\s", re.IGNORECASE)
+
+
+@lru_cache(maxsize=20_000)
+def named_dimensions(core: str, concepts: tuple[Concept, ...]) -> frozenset[str]:
+    """The dimensions a value of the named quantity may have: those of the concepts whose phrasing holds the name's
+    head noun (none, when such a concept says no dimension), else the head noun's own (a concept found inside the
+    name that does not reach its head names another quantity the parameter is a property of), else those of every
+    concept found."""
+    # "Ratio of change in reference voltage", "Output voltage tolerance over temperature": the words after the
+    # first preposition qualify the head noun before it ("Gate-to-emitter", "Power-on" are words of the name).
+    head_phrase = _POSTMODIFYING.split(core, maxsplit=1)[0]
+    words = [w for w in tokens(head_phrase) if not w.isdigit()]
+    while words and words[-1] in _HEAD_TRAILERS:
+        words.pop()
+    head = words[-1] if words else ""
+    folded = " ".join(tokens(core))
+    holding = [c for c in concepts if head in (_concept_span(c, folded) or folded).split()]
+    if holding:
+        return frozenset(d for c in holding for d in c.dimensions)
+    if head in _HEAD_DIMENSIONS:
+        return frozenset(_HEAD_DIMENSIONS[head])
+    return frozenset(d for c in concepts for d in c.dimensions)
 
 
 def _concept_span(concept: Concept, folded_core: str) -> str | None:
