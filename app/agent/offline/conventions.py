@@ -522,6 +522,27 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Reverse standoff voltage", unit="V", decline_mentions="variants (QX410 QX411; QX420 QX421; QX430)",
     ),
     Convention(
+        name="Min / Typ / Max printed once per part",
+        reading="'Min | QZ77A Typ | Max | Min | QZ77B Typ | Max' (each part's name over its own group of limit "
+                "columns): each group is that part's limits, the part the request names picks its group, and a "
+                "request naming neither part is declined rather than read from the last group",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"),
+            ("Trim drift over range", "dVtr", "–", "4.5", "21", "–", "2.5", "13", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Trim drift over range", conditions=("QZ77A",), unit="mV",
+        expected=Expected(typical=4.5, max=21, unit="mV"),
+    ),
+    Convention(
+        name="Min / Typ / Max printed once per part, no part requested",
+        reading="a request naming none of the parts heading the groups of limit columns is declined, naming them",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"),
+            ("Trim drift over range", "dVtr", "–", "4.5", "21", "–", "2.5", "13", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Trim drift over range", unit="mV", decline_mentions="variants (QZ77A; QZ77B)",
+    ),
+    Convention(
         name="guaranteed limits per temperature",
         reading="'25°C Typ | 25°C Limit | 85°C Limit | 125°C Limit' (or 'TA = -40 to 85°C' under 'Guaranteed "
                 "Limits'): one limit per temperature, a maximum (a minimum when the name starts 'Minimum'), never "

@@ -357,7 +357,7 @@ def _variant_candidates(page: int, row: ModelRow, roles: ColumnRoles, table_titl
     asked for, the others are named by their temperature."""
     name = (wrapped_label or row.name).strip()
     own = row.name if not row.is_sub_row else f"{row.name} {row.sub_label}".strip()
-    labels = [v for v in roles.variants if v]
+    labels = list(dict.fromkeys(v for v in roles.variants if v))
     default = next((v for v in labels if re.search(r"(?<![\d.])\+?25\s*°", v)), labels[0])
     unit = reader_unit(row.unit)
     unit_text = row.unit.printed if row.unit and unit else (unit.canonical if unit else None)
