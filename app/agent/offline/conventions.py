@@ -634,6 +634,20 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Absolute maximum input voltage", unit="V", expected=Expected(max=20, unit="V"),
     ),
     Convention(
+        name="a rating printed per group of parts",
+        reading="'Input Voltage (VIN to GND)' over a list of parts and its value, then another list of parts and "
+                "its own value: each value holds for the parts listed just above it, under the one name; a "
+                "request naming a part reads only a value whose list names it, and a single figure among the "
+                "'Operating Ratings' is the most the part may be run at, a maximum",
+        page=Page(prose=(
+            "Absolute Maximum Ratings", "Maximum Input Voltage (VIN to GND)", "QX100-ADJ, QX100-1.8,",
+            "QX100-5.0", "20V", "Operating Ratings", "Input Voltage (VIN to GND)", "QX100-ADJ, QX100-1.8,",
+            "QX100-5.0", "15V", "QX100-2.5", "9V", "Junction Temperature Range", "0°C to 125°C",
+        )),
+        request="Maximum operating input voltage, QX100-2.5", conditions=("QX100-2.5",), unit="V",
+        expected=Expected(max=9, unit="V"),
+    ),
+    Convention(
         name="a dot-leader rating with signs apart from the numbers",
         reading="'VDD.........- 0.3V to + 3.6V' under 'Supply voltages' among the absolute maximum ratings: the "
                 "signs printed apart belong to the numbers, the range is the rating's minimum and maximum",

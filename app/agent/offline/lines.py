@@ -42,6 +42,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     candidates: list[Candidate] = []
     abs_max_lines = abs_max_lines or set()
     notes = _notes_lines(lines)
+    operating_ratings = section_line_numbers(lines, _OPERATING_RATINGS)
     for idx, line in enumerate(lines):
         readings = [r for r in read_values(line) if r.has_value]
         if not readings:
@@ -52,7 +53,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         caption = bool(_CAPTION.match(line) or _CAPTION.match(following))
         # "Maximum Input Voltage" over "LM1117-ADJ, LM1117-1.8," ... "LM1117I-5.0" over "20V": the parts listed
         # between a rating's name and its value say which parts it applies to, so the name is read past them.
-        nearby = " ".join(lines[max(0, min(idx - 3, _parts_above(lines, idx) - 1)):idx])
+        nearby = " ".join(_rating_lines_above(lines, idx))
         heading = _heading_above(lines, idx)
         limit_above = limit_in_parentheses([_label_above(lines, idx)])
         line_cands: list[Candidate] = []
@@ -74,8 +75,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
-            if _parts_above(lines, idx) < idx:
+            if (parts_at := _parts_above(lines, idx)) < idx:
                 cand.context = f"{cand.context} {nearby}"  # the rating's name and conditions above its parts
+                cand.listed_parts = tuple(re.findall(_PART_NAME, " ".join(lines[parts_at:idx])))
             if unit_cell is not None:
                 cand.unit, cand.unit_text = unit_cell, previous
                 if re.fullmatch(r"\(.*\)", following):
@@ -107,7 +109,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
                 elif (re.search(r"\b(min|minimum|at least|(?:not|no) less than)\b", lead)
                       or re.match(r"^\W*(min|minimum|or (?:larger|greater|more|higher|above))\b", fold(after))):
                     cand.min, cand.typical = cand.typical, None
-                elif cand.abs_max and rated_as_maximum(cand):
+                elif (cand.abs_max or idx in operating_ratings) and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
                 elif limit_above:
                     # "Speed (approx., max.)" over "Continuous shooting: Hi+: 11 fps": the label states the limit.
@@ -206,6 +208,26 @@ def _parts_above(lines: list[str], idx: int) -> int:
     while start > 0 and part_list(lines[start - 1]):
         start -= 1
     return start
+
+
+def _rating_lines_above(lines: list[str], idx: int) -> list[str]:
+    """The lines naming the value on line ``idx``: the three lines above, or the rating's name and the parts
+    listed under it. A rating printed per group of parts ("Input Voltage" / "QX1-ADJ, QX1-5.0" / "15V" /
+    "QX1-2.5" / "10V") lists each later group under the value of the one before: its name is above the first."""
+    start = _parts_above(lines, idx)
+    first = start
+    while first < idx and first >= 2 and _value_only(lines[first - 1]) and part_list(lines[first - 2]):
+        first = _parts_above(lines, first - 1)
+    if first == start:
+        return lines[max(0, min(idx - 3, start - 1)):idx]
+    return lines[max(0, first - 1):first] + lines[start:idx]
+
+
+def _value_only(line: str) -> bool:
+    """A line that holds one value and nothing else ("15V")."""
+    readings = read_values(line)
+    return len(readings) == 1 and not re.sub(r"[\d.,\s%+\-–−]+", "", line[:readings[0].start]).strip() and (
+        len(line.strip()) <= 16)
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
@@ -340,11 +362,21 @@ def _limit_list_row(page: int, lines: list[str], idx: int, end: int) -> Candidat
 
 def abs_max_line_numbers(lines: list[str]) -> set[int]:
     """Indices of lines that lie under an "Absolute Maximum Ratings" heading (until the next section title)."""
+    return section_line_numbers(lines, ABS_MAX_TITLE)
+
+
+# "Operating Ratings": the limits the part is specified to work within; a single figure there is the most it may
+# be run at ("Input Voltage ... 15V"), as among the absolute maximum ratings, though it is no absolute maximum.
+_OPERATING_RATINGS = re.compile(r"^\W*operating\s+ratings?\b", re.IGNORECASE)
+
+
+def section_line_numbers(lines: list[str], title: re.Pattern[str]) -> set[int]:
+    """Indices of lines that lie under a section title matching ``title`` (until the next section title)."""
     inside = False
     found: set[int] = set()
     for idx, line in enumerate(lines):
         if is_section_title(line):
-            inside = bool(ABS_MAX_TITLE.search(line))
+            inside = bool(title.search(line))
         if inside:
             found.add(idx)
     return found

@@ -584,6 +584,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
     if cand.table_part and _names_a_part(query) and not _names_grade(query, (cand.table_part,)):
         return None  # the request names a part, this table is printed for another one of its family
+    if cand.listed_parts and _names_a_part(query) and not _names_listed_part(query, cand.listed_parts):
+        return None  # the rating lists the parts it applies to, and the requested part is not among them
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -671,6 +673,16 @@ def _names_a_part(query: Query) -> bool:
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
     requested = set(content_tokens(" ".join([query.name, *query.conditions, *query.qualifiers])))
     return any(g.casefold() in requested for g in grades)
+
+
+def _names_listed_part(query: Query, parts: tuple[str, ...]) -> bool:
+    """Whether a part the request names is one of ``parts`` (or the family name of one: "QX1" for "QX1-ADJ")."""
+    requested = _PART_NUMBER_WHOLE.findall(" ".join([query.name, *query.conditions, *query.qualifiers]))
+    return any(p.casefold() == r.casefold() or p.casefold().startswith(f"{r.casefold()}-")
+               for p in parts for r in requested)
+
+
+_PART_NUMBER_WHOLE = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]*[A-Z0-9])*")
 
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:
