@@ -658,6 +658,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Absolute maximum supply voltage", unit="V", expected=Expected(min=-0.3, max=3.6, unit="V"),
     ),
     Convention(
+        name="a rating list with ellipsis leaders and full-width signs",
+        reading="'Peak Die Temperature…...135℃' and 'Bias Pin Voltage……………－0.5V to 7.5V' (two ratings per line, "
+                "leaders of ellipsis characters, a full-width minus): the leader joins each name to its value and the "
+                "full-width minus is the value's sign",
+        page=Page(prose=(
+            "Absolute Maximum Ratings",
+            "Bias Pin Voltage……………－0.5V to 7.5V         Peak Die Temperature…...135℃",
+        )),
+        request="Peak die temperature", unit="°C", expected=Expected(max=135, unit="degC"),
+    ),
+    Convention(
         name="an ESD rating per model",
         reading="'ESD rating, human body model' names the quantity rated (ESD) and which model: the row of the ESD "
                 "ratings table for the human body model (HBM) answers, its value a maximum",

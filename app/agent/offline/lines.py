@@ -32,7 +32,7 @@ def _naming_words(text: str) -> list[str]:
 
 
 _CAPTION = re.compile(r"^\s*(?:FIGURE|Figure|Fig\.)\s*\d")
-_DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
+_DOT_LEADER = re.compile(r"\s*(?:\.{3,}|\.*…[.…]*)\s*")
 
 
 def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
