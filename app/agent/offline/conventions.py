@@ -168,6 +168,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         expected=Expected(min=4.5, typical=6.0, unit="mA"),
     ),
     Convention(
+        name="per-part rows named by the part opening the conditions cell",
+        reading="rows of one parameter whose conditions cells open with the part they are for ('QX100-1.8 VIN = "
+                "3.2V', 'QX100-5.0 VIN = 6.5V') give each part its values; a requested part is answered from its own "
+                "row only, never from the row of a part whose name differs by a grade letter ('QX100I-5.0')",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+            ("dVO", "Line shift", "QX100I-1.8 VIN = 3.2V", "", "2", "12", "mV"),
+            ("dVO", "Line shift", "QX100I-5.0 VIN = 6.5V", "", "2", "24", "mV"),
+        ),), titles=("QX100I Electrical Characteristics",)),
+        request="Line shift, QX100-5.0", conditions=("QX100-5.0",), unit="mV", decline_mentions="too weakly",
+    ),
+    Convention(
         name="a dash glued to a part number starts its suffix",
         reading="'QX540-16' names a grade of the part: the '-16' is no negative value, so the figures after it "
                 "are the grade's",

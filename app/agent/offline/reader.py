@@ -672,7 +672,7 @@ def _names_a_part(query: Query) -> bool:
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
     requested = set(content_tokens(" ".join([query.name, *query.conditions, *query.qualifiers])))
-    return any(g.casefold() in requested for g in grades)
+    return any(g.casefold() in requested for g in grades) or _names_listed_part(query, grades)
 
 
 def _names_listed_part(query: Query, parts: tuple[str, ...]) -> bool:

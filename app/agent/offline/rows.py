@@ -458,8 +458,32 @@ def _grade_rows(rows: list[tuple[list[str], list[str | None]]]) -> list[tuple[st
         parts = [tuple(_PART_NUMBER.findall(_first_cell(row, roles, "parameter"))) for row, roles in rows[i:j]]
         if len({p for p in parts if p}) >= 2:
             grades[i:j] = parts
+        elif (k := _leading_parts(rows, i, j)) > i:
+            j = k
+            grades[i:j] = [_leading_part(row, roles) for row, roles in rows[i:j]]
         i = j
     return grades
+
+
+_LEADING_PART = re.compile(r"^\s*([A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]*[A-Z0-9])*)(?=\s|$)")
+
+
+def _leading_part(row: list[str], roles: list[str | None]) -> tuple[str, ...]:
+    match = _LEADING_PART.match(_first_cell(row, roles, "conditions"))
+    return (match.group(1),) if match else ()
+
+
+def _leading_parts(rows: list[tuple[list[str], list[str | None]]], i: int, j: int) -> int:
+    """The end of a run of rows of one parameter from ``i`` whose conditions cells each open with another part
+    ("QX100-1.8 VIN = 3.2V" / "QX100-5.0 VIN = 6.5V"), or ``i`` when there is none. Rows of one symbol are one
+    parameter (up to ``j``); rows without a symbol while their name repeats."""
+    name = _first_cell(rows[i][0], rows[i][1], "parameter")
+    if not _first_cell(rows[i][0], rows[i][1], "symbol"):
+        j = i + 1
+        while j < len(rows) and name and _first_cell(rows[j][0], rows[j][1], "parameter") == name:
+            j += 1
+    parts = [_leading_part(row, roles) for row, roles in rows[i:j]]
+    return j if all(parts) and len(set(parts)) >= 2 else i
 
 
 def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str | None]:
