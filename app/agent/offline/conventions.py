@@ -705,6 +705,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Junction-to-ambient thermal resistance", unit="°C/W", expected=Expected(typical=118, unit="degC/W"),
     ),
     Convention(
+        name="a junction temperature in a thermal data table is its maximum",
+        reading="'Junction temperature | Tj | 175 | °C' in the single Value column of a thermal table (outside the "
+                "absolute maximum ratings): one figure for the junction temperature is the most the junction may "
+                "reach, a maximum, while the thermal resistance beside it stays a typical figure",
+        page=Page(tables=((
+            ("Parameter", "Test condition", "Symbol", "Value", "Unit"),
+            ("Thermal resistance junction to ambient air", "", "RthJA", "410", "K/W"),
+            ("Junction temperature", "", "Tj", "175", "°C"),
+        ),), titles=("Thermal characteristics",)),
+        request="Maximum junction temperature", unit="°C", expected=Expected(max=175, unit="degC"),
+    ),
+    Convention(
         name="a timing list with the limit word in the unit cell",
         reading="a timing list printed one cell per line — symbol, limit, unit with its limit word ('ns min'), "
                 "then the description — gives the description's row that limit",

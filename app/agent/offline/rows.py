@@ -677,7 +677,8 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     bare = [u for j, c in enumerate(row) if j != i and (u := parse_unit(c.strip())) is not None]
                     if len(bare) == 1:
                         cand.unit, cand.unit_text = bare[0], bare[0].canonical
-                if abs_max and reading.kind == "single" and rated_as_maximum(cand):
+                if reading.kind == "single" and (abs_max or i in value_columns and _junction_rating(own_label, cand)) \
+                        and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
                 elif reading.kind == "single" and (limit := limit_in_parentheses(column_labels[i])):
                     # "Holding Torque (N.cm Min)": the column states which limit its numbers are.
@@ -689,6 +690,17 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     cand.typical = None
                 candidates.append(cand)
     return candidates
+
+
+# "Junction temperature | Tj | 150 | °C" in a Value column (a thermal data table, outside the ratings): a junction
+# temperature printed as one figure is the most the junction may reach, never a typical operating temperature.
+_JUNCTION_TEMPERATURE = re.compile(r"^(?:max(?:imum)?\.?\s+|operating\s+)?junction\s+temperature(?:\s*\(\d\))?$",
+                                   re.IGNORECASE)
+
+
+def _junction_rating(name: str, cand: Candidate) -> bool:
+    return bool(_JUNCTION_TEMPERATURE.match(name.strip())) and cand.unit is not None and (
+        cand.unit.dimension == "temperature")
 
 
 def _group_symbol(labels: list[str]) -> str:
