@@ -232,6 +232,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Common-mode rejection", unit="dB", decline_mentions="out of order",
     ),
     Convention(
+        name="a minimum the part needs, its typical below the limit",
+        reading="'Minimum Strobe Width | Typ 9 | Limit 16' (the limit a minimum, as the name says): the typical part "
+                "needs a narrower strobe than the guaranteed minimum, so a typical below that minimum is in order, "
+                "not a sign of shifted columns",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tSW", "Minimum Strobe Width", "", "9", "16", "ns"),
+            ("tSD", "Maximum Strobe Delay", "", "12", "19", "ns"),
+        ),), titles=("AC Electrical Characteristics",)),
+        request="Minimum strobe width", unit="ns", expected=Expected(min=16, typical=9, unit="ns"),
+    ),
+    Convention(
         name="a recommended-operation section ends the ratings above it",
         reading="'Recommended operation conditions' (or '... operating conditions') is a section of its own: a "
                 "table under it holds operating limits, not absolute maximum ratings, even when the ratings "

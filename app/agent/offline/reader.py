@@ -916,11 +916,19 @@ def _variants(best: Candidate, candidates: list[Candidate]) -> list[Candidate]:
 
 
 def limits_in_order(cand: Candidate) -> bool:
-    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse."""
+    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse. A
+    minimum a part needs ("Minimum Pulse Width | Typ 17 | Limit 30"): the typical part needs less than the
+    guaranteed minimum, so a typical below it is in order."""
+    if (cand.min is not None and cand.typical is not None and cand.max is None and cand.typical <= cand.min
+            and any(_MINIMUM_NAMED.match(name) for name in (cand.label, cand.own_label or ""))):
+        return True
     values = [v for v in cand.values() if v is not None]
     ascending = all(a <= b for a, b in zip(values, values[1:], strict=False))
     by_magnitude = all(v <= 0 for v in values) and all(a >= b for a, b in zip(values, values[1:], strict=False))
     return ascending or by_magnitude
+
+
+_MINIMUM_NAMED = re.compile(r"^\W*min(?:imum|\.)?\s", re.IGNORECASE)
 
 
 def _one_line(a: Candidate, b: Candidate) -> bool:
