@@ -221,6 +221,19 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Sense threshold", unit="V", decline_mentions="equally well",
     ),
     Convention(
+        name="a sub-row at the same condition as its row is not told apart by it",
+        reading="an unnamed row under a parameter printing the same condition as the parameter's own conditions "
+                "cell ('TJ = 25°C' twice, another value each; a name printed lower may own the second): the "
+                "requested condition names both rows, so neither is chosen by it and the reader declines",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Drift window hysteresis", "dVDW", "TJ = 25°C", "", "14", "", "mV"),
+            ("", "", "TJ = 25°C", "", "27", "", "mV"),
+            ("", "", "TJ = -40°C to 125°C", "3", "", "45", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Drift window hysteresis", conditions=("TJ = 25°C",), unit="mV", decline_mentions="equally well",
+    ),
+    Convention(
         name="limits out of order were read from the wrong columns",
         reading="min <= typ <= max (negative limits may be printed by magnitude: -5, -12, -20); a reading whose "
                 "minimum exceeds its typical value came from cells the text layer shifted into other columns: "

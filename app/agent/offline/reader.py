@@ -938,17 +938,21 @@ def _one_line(a: Candidate, b: Candidate) -> bool:
 
 
 def only_one_names_condition(query: Query, readings: list[Scored]) -> Scored | None:
-    """Of readings that match the request equally well, the only one whose own label (its sub-row or column) names
-    a requested condition, if exactly one does."""
-    naming = [s for s in readings if _names_in_own_label(query, s.candidate)]
-    return naming[0] if len(naming) == 1 else None
+    """Of readings that match the request equally well, the one whose own row (its sub-row label and conditions
+    cell) or column names the most requested conditions, if exactly one names that many."""
+    counts = [_named_in_own_label(query, s.candidate) for s in readings]
+    most = max(counts, default=0)
+    return readings[counts.index(most)] if most and counts.count(most) == 1 else None
 
 
-def _names_in_own_label(query: Query, cand: Candidate) -> bool:
+def _named_in_own_label(query: Query, cand: Candidate) -> int:
+    """How many of the requested conditions the reading's own row or column names."""
     # A row's own cell says which sub-row it is (its label may join a name wrapped over its siblings); a matrix
-    # cell's label carries its column header.
-    own = compact(cand.own_label or cand.label) if cand.source == "table_row" else compact(cand.label)
-    return any(_piece_in(compact(item), own) for item in query.conditions if compact(item))
+    # cell's label carries its column header. A row's conditions cell is its own too: a sub-row labelled
+    # "TJ = 25°C" under a row whose conditions cell prints "TJ = 25°C" names that condition no more than its parent.
+    own = compact(f"{cand.own_label or cand.label} {cand.extra_conditions}") if cand.source == "table_row" else (
+        compact(cand.label))
+    return sum(1 for item in query.conditions if compact(item) and _piece_in(compact(item), own))
 
 
 def _first_of_siblings(query: Query, best: Scored, tied: list[Scored]) -> bool:
