@@ -654,3 +654,11 @@ def test_values_of_several_rows_merged_side_by_side_in_one_cell_are_not_guessed_
     assert "side by side" in decision.reason
     supply = decide(parse_request("Supply to GND", "V"), _evidence(markdown))
     assert _values(supply)[0] == -0.3
+
+
+def test_a_limit_word_wrapped_onto_the_value_line_still_bounds_the_value() -> None:
+    # "Up" ends one line of a feature bullet, "to 750mA" starts the next: the value is the most it delivers.
+    evidence = Evidence(page_lines={1: ["Features", "Adjustable Trickle Output Current Up", "to 750mA",
+                                        "Soft-Start Control"]})
+    assert _values(decide(parse_request("Maximum trickle output current", "mA"), evidence)) == (None, None, 750.0,
+                                                                                             "mA")

@@ -134,6 +134,13 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Measuring span", expected=Expected(min=300, max=1200, unit="hPa"),
     ),
     Convention(
+        name="a limit word wrapped onto the value's line",
+        reading="'Adjustable Trickle Output Current Up' / 'to 750mA' (a feature bullet wrapped between 'Up' and "
+                "'to'): the name and the limit words read across the break, the value is a maximum",
+        page=Page(prose=("Features", "Adjustable Trickle Output Current Up", "to 750mA", "Soft-Start Control")),
+        request="Maximum trickle output current", unit="mA", expected=Expected(max=750, unit="mA"),
+    ),
+    Convention(
         name="merged limit header: one number per limit named",
         reading="a header cell naming two limits ('Min Typ', 'MIN MAX': the text layer merged two columns) holds "
                 "one number per limit, in the order named",

@@ -67,11 +67,14 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
             label = f"{before} {after}".strip() if len(after) < 60 else before
             unit_cell = None
+            lead_text = before
             if not _naming_words(label) and previous:
                 unit_cell = parse_unit(previous) if reading.unit is None and len(previous) <= 8 else None
                 # "Transmission Single" / "%" / "38.5": a unit column printed before the value column.
                 above = lines[idx - 2].strip() if unit_cell is not None and idx >= 2 else previous
                 label = f"{above} {label}".strip()
+                # "Charge Current Up" / "to 1000mA": a limit word wrapped onto the value's line.
+                lead_text = f"{above} {before}" if unit_cell is None else before
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
@@ -102,7 +105,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
-                lead = fold(before)
+                lead = fold(lead_text)
                 if (re.search(r"\b(max|maximum|up to|(?:not|no) more than|at most|not exceeding)\b", lead)
                         or re.match(r"^\W*(max|maximum|or (?:less|lower|smaller|below))\b", fold(after))):
                     cand.max, cand.typical = cand.typical, None
