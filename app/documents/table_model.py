@@ -358,6 +358,7 @@ _PART = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
 _TEMPERATURE = re.compile(r"(?:\bT[A-Za-z]{0,4}\s*=\s*)?[-+−–]?\d+(?:\s*°\s*C)?"
                           r"(?:\s*(?:to|\.\.\.?|…|~)\s*[-+−–]?\d+)?\s*°\s*C")
 _TEMPERATURE_HEADER = re.compile(rf"^\s*(?:{_TEMPERATURE.pattern})(?:\s+[A-Za-z.]+)*\s*$")
+_RELATIVE_LIMIT = re.compile(r"^[A-Z][A-Za-z0-9()]{1,8}\s*[+\-−–]\s*\d+(?:\.\d+)?$")
 _MAX_WORDS = re.compile(r"guarantee|\blimits?\b|\bmax|\bratings?\b", re.IGNORECASE)
 _TYP_WORDS = re.compile(r"\btyp", re.IGNORECASE)
 
@@ -728,6 +729,12 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             role = roles.roles[i]
             if role is not None:
                 by_role[role] = n
+    relative = next((" ".join(row[i].split()) for i in roles.value_columns
+                     if i < len(row) and _RELATIVE_LIMIT.match(" ".join(row[i].split()))), None)
+    if relative is not None and by_role and undecided is None:
+        # "-0.3 | VSS + 25": one limit a number, the other relative to another pin's voltage; the number alone
+        # would read as a range open on the other side.
+        undecided = f"one of its limits is printed relative to another quantity ('{relative}'), not as a number"
     if Role.TYP in by_role and Role.VALUE in by_role:
         # "Typ | Limit": the limit column holds the guaranteed limit, a maximum or a minimum as the name says.
         bound = _LEADING_BOUND.match(own_name or (parent.name if parent else ""))

@@ -228,3 +228,13 @@ def test_temperature_columns_without_a_field_leave_rows_undecided() -> None:
     row = _row(model, "Switch resistance")
     assert row.variants == () and row.limits is None
     assert "variants" in row.ambiguity
+
+
+def test_a_limit_printed_relative_to_another_pin_leaves_the_row_undecided() -> None:
+    model = build_table([["Symbol", "Definition", "Min.", "Max.", "Units"],
+                         ["VQ", "Bias rail voltage", "-0.5", "VREF + 18", "V"],
+                         ["VR", "Reference rail voltage", "-0.5", "22", "V"]])
+    bias = _row(model, "Bias rail voltage")
+    assert bias.limits is None
+    assert "VREF + 18" in (bias.ambiguity or "")
+    assert _fields(_row(model, "Reference rail voltage")) == (-0.5, None, 22)

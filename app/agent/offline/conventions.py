@@ -692,6 +692,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         expected=Expected(max=9, unit="V"),
     ),
     Convention(
+        name="a limit printed relative to another pin is no open bound",
+        reading="'Bias rail voltage | -0.5 | VREF + 18' among the ratings: the maximum is printed relative to another "
+                "pin's voltage, so the row gives no number for it; reporting the minimum alone would read as a "
+                "range open above, and the reader declines and says why",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Max.", "Units"),
+            ("VQ", "Bias rail voltage", "-0.5", "VREF + 18", "V"),
+            ("VR", "Reference rail voltage", "-0.5", "22", "V"),
+        ),), titles=("Absolute Maximum Ratings",)),
+        request="Bias rail voltage", unit="V", decline_mentions="relative to another quantity",
+    ),
+    Convention(
         name="a dot-leader rating with signs apart from the numbers",
         reading="'VDD.........- 0.3V to + 3.6V' under 'Supply voltages' among the absolute maximum ratings: the "
                 "signs printed apart belong to the numbers, the range is the rating's minimum and maximum",
