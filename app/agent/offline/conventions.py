@@ -736,6 +736,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=2500, unit="V"),
     ),
     Convention(
+        name="an ESD rating printed as the level withstood",
+        reading="'ESD Rating | HBM | >3000 | V' among the maximum ratings: '>' says the part withstands more than "
+                "that level, and the ratings give an ESD rating as a maximum like the other ratings, not a minimum",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Anode Voltage", "VAK", "28", "V"),
+            ("ESD Rating", "HBM", ">3000", "V"),
+            ("ESD Rating", "MM", ">300", "V"),
+        ),), titles=("MAXIMUM RATINGS",)),
+        request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=3000, unit="V"),
+    ),
+    Convention(
         name="a thermal resistance among the ratings",
         reading="a thermal resistance listed among the absolute maximum ratings with no Min / Typ / Max column "
                 "('Thermal resistance, junction-to-ambient | θJA | 118 | °C/W') describes the package, not a limit "

@@ -682,6 +682,8 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 if reading.kind == "single" and (abs_max or i in value_columns and _junction_rating(own_label, cand)) \
                         and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
+                elif abs_max and _withstood(own_label, line, cand):
+                    cand.max, cand.min = cand.min, None
                 elif reading.kind == "single" and (limit := limit_in_parentheses(column_labels[i])):
                     # "Holding Torque (N.cm Min)": the column states which limit its numbers are.
                     setattr(cand, limit, cand.typical)
@@ -707,6 +709,16 @@ _JUNCTION_TEMPERATURE = re.compile(r"^(?:max(?:imum)?\.?\s+|operating\s+)?juncti
 def _junction_rating(name: str, cand: Candidate) -> bool:
     return bool(_JUNCTION_TEMPERATURE.match(name.strip())) and cand.unit is not None and (
         cand.unit.dimension == "temperature")
+
+
+_ESD = re.compile(r"\besd\b|electrostatic", re.IGNORECASE)
+
+
+def _withstood(name: str, cell: str, cand: Candidate) -> bool:
+    """"ESD Rating | HBM | >2000 | V" among the ratings: the level the part withstands, printed with ">", is its
+    ESD rating, which the ratings give as a maximum like any other rating."""
+    return (bool(_ESD.search(name)) and bool(re.match(r"\s*[>≥]", cell)) and cand.min is not None
+            and cand.typical is None and cand.max is None)
 
 
 def _group_symbol(labels: list[str]) -> str:
