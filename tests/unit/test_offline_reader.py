@@ -645,17 +645,6 @@ def test_an_ohm_sign_in_a_cell_is_the_unit_omega() -> None:
     assert _values(decision) == (None, 410.0, None, "ns")
 
 
-def test_values_of_several_rows_merged_side_by_side_in_one_cell_are_not_guessed_between() -> None:
-    # The text layer merged several rows: one name cell lists two quantities, one value cell their two values.
-    markdown = ("| Parameter | Rating |\n|---|---|\n| Supply to GND | −0.3 V to +6 V |\n"
-                "| Thermal Impedance θJA, Junction-to-Ambient θJC, Junction-to-Case | 188.2°C/W 51.6°C/W |")
-    decision = decide(parse_request("Junction-to-case thermal impedance", "°C/W"), _evidence(markdown))
-    assert decision.best is None
-    assert "side by side" in decision.reason
-    supply = decide(parse_request("Supply to GND", "V"), _evidence(markdown))
-    assert _values(supply)[0] == -0.3
-
-
 def test_a_limit_word_wrapped_onto_the_value_line_still_bounds_the_value() -> None:
     # "Up" ends one line of a feature bullet, "to 750mA" starts the next: the value is the most it delivers.
     evidence = Evidence(page_lines={1: ["Features", "Adjustable Trickle Output Current Up", "to 750mA",

@@ -657,8 +657,6 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
         for k, line in enumerate(lines):
             readings = _prefer_after_or(read_values(line), line)[:2]
             nominal = _nominal_with_tolerance(line, readings)
-            merged_rows = _side_by_side(read_values(line), line) if i in value_columns else []
-            readings = [r for r in readings if r not in merged_rows] + merged_rows
             for reading in [nominal] if nominal is not None else readings:
                 cand = from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
                 header = " ".join(column_labels[i][:2])
@@ -692,10 +690,6 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 elif reading.kind == "single" and (limit := limit_leading(own_label)):
                     setattr(cand, limit, cand.typical)  # "Max. airflow | 186.7 m³/h"
                     cand.typical = None
-                if reading in merged_rows:
-                    cand.ambiguity = (f"its value cell prints {len(merged_rows)} values of one kind side by side "
-                                      f"('{' '.join(line.split())}'), the cells of several rows merged: which "
-                                      f"of them is the requested one is not printed")
                 candidates.append(cand)
     return candidates
 
@@ -771,17 +765,6 @@ def _prefer_after_or(readings: list[Reading], text: str) -> list[Reading]:
             r"\s*or\s*", text[readings[0].end:readings[1].start]):
         return readings[1:]
     return readings
-
-
-def _side_by_side(readings: list[Reading], text: str) -> list[Reading]:
-    """Values with units of one dimension printed one after another with nothing but spaces between them
-    ("205.9°C/W 43.74°C/W"): a value cell merged from several rows, whose names the name cell lists in turn."""
-    for a, b in zip(readings, readings[1:], strict=False):
-        if (a.unit is not None and b.unit is not None and a.unit.dimension == b.unit.dimension
-                and not text[a.end:b.start].strip()):
-            same = [r for r in readings if r.unit is not None and r.unit.dimension == a.unit.dimension]
-            return same
-    return []
 
 
 def _sub_context(title: str, sub_conditions: list[str], conditions: list[str], k: int, count: int) -> str:
