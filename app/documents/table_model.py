@@ -852,6 +852,9 @@ def _group_readings(row: Sequence[str], roles: ColumnRoles, name: str) -> tuple[
                 printed.append(" ".join(row[i].split()))
         if cells and (limits := _limits(cells, name, printed)) is not None:
             readings.append((part, limits))
+    if len({(lim.min, lim.typical, lim.max) for _, lim in readings}) == 1 and len(readings) == len(
+            set(filter(None, roles.variants))):
+        return ()  # every part prints the same limits: the row's one reading, for all of them
     return tuple(readings)
 
 

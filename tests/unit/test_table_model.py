@@ -190,6 +190,14 @@ def test_min_typ_max_printed_once_per_part_are_that_parts_limits() -> None:
     assert _variants(drift) == [("QZ77A", (None, 4.5, 21)), ("QZ77B", (None, 2.5, 13))]
 
 
+def test_the_same_limits_printed_for_every_part_are_the_rows_one_reading() -> None:
+    model = build_table([["Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"],
+                         ["Hold current", "IH", "–", "0.4", "1.2", "–", "0.4", "1.2", "mA"]])
+    hold = _row(model, "Hold current")
+    assert hold.variants == ()
+    assert _fields(hold) == (None, 0.4, 1.2)
+
+
 def test_repeated_limit_columns_without_a_part_per_group_are_no_variants() -> None:
     model = build_table([["Characteristic", "Min", "Typ", "Max", "Min", "Typ", "Max", "Unit"],
                          ["Trim drift", "–", "4.5", "21", "–", "2.5", "13", "mV"]])
