@@ -358,6 +358,7 @@ _PART = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*\b")
 _TEMPERATURE = re.compile(r"(?:\bT[A-Za-z]{0,4}\s*=\s*)?[-+−–]?\d+(?:\s*°\s*C)?"
                           r"(?:\s*(?:to|\.\.\.?|…|~)\s*[-+−–]?\d+)?\s*°\s*C")
 _TEMPERATURE_HEADER = re.compile(rf"^\s*(?:{_TEMPERATURE.pattern})(?:\s+[A-Za-z.]+)*\s*$")
+_RELATIVE_LIMIT = re.compile(r"^[A-Z][A-Za-z0-9()]{1,8}\s*[+\-−–]\s*\d+(?:\.\d+)?$")
 _MAX_WORDS = re.compile(r"guarantee|\blimits?\b|\bmax|\bratings?\b", re.IGNORECASE)
 _TYP_WORDS = re.compile(r"\btyp", re.IGNORECASE)
 
@@ -419,6 +420,28 @@ def _variant_columns(labels: Sequence[str], roles: Sequence[Role | None], below:
     text = " ".join(labels[i] for i in targets)
     field = Role.MAX if _MAX_WORDS.search(text) else (Role.TYP if _TYP_WORDS.search(text) else None)
     return _Variants(dict(zip(targets, temperatures, strict=True)), "temperature", field, other)
+
+
+def _part_groups(header: Sequence[Role | None], labels: Sequence[str]) -> tuple[str, ...]:
+    """Min / Typ / Max printed once per part ("Min | QX12I Typ | Max | Min | QX12C Typ | Max"): per column, the
+    part whose group of limit columns it is in ("" elsewhere); () unless every group names exactly one part."""
+    groups: list[list[int]] = []
+    for i, role in enumerate(header):
+        if role not in LIMIT_ROLES:
+            continue
+        current = [header[j] for j in groups[-1]] if groups else []
+        if not current or role in current or LIMIT_ROLES.index(role) < LIMIT_ROLES.index(current[-1]):
+            groups.append([])
+        groups[-1].append(i)
+    if len(groups) < 2:
+        return ()
+    names: dict[int, str] = {}
+    for columns in groups:
+        parts = list(dict.fromkeys(p for i in columns for p in _PART.findall(labels[i])))
+        if len(parts) != 1:
+            return ()
+        names.update((i, parts[0]) for i in columns)
+    return tuple(names.get(i, "") for i in range(len(header)))
 
 
 def _variant_roles(header: Sequence[Role | None], variants: _Variants, labels: tuple[str, ...], source: RoleSource,
@@ -706,6 +729,12 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             role = roles.roles[i]
             if role is not None:
                 by_role[role] = n
+    relative = next((" ".join(row[i].split()) for i in roles.value_columns
+                     if i < len(row) and _RELATIVE_LIMIT.match(" ".join(row[i].split()))), None)
+    if relative is not None and by_role and undecided is None:
+        # "-0.3 | VSS + 25": one limit a number, the other relative to another pin's voltage; the number alone
+        # would read as a range open on the other side.
+        undecided = f"one of its limits is printed relative to another quantity ('{relative}'), not as a number"
     if Role.TYP in by_role and Role.VALUE in by_role:
         # "Typ | Limit": the limit column holds the guaranteed limit, a maximum or a minimum as the name says.
         bound = _LEADING_BOUND.match(own_name or (parent.name if parent else ""))
@@ -715,6 +744,8 @@ def _model_row(index: int, row: Sequence[str], roles: ColumnRoles, section: str,
             by_role[Role.MAX if bound.group(1).lower().startswith("max") else Role.MIN] = by_role.pop(Role.VALUE)
     variants, variant_numbers, variant_undecided = _variant_readings(row, roles, by_role, own_name or (
         parent.name if parent else ""), symbol or (parent.symbol if parent else ""), previous)
+    if not roles.variant_columns and any(roles.variants):
+        variants = _group_readings(row, roles, own_name or (parent.name if parent else ""))
     undecided = undecided or variant_undecided
     unit = _row_unit(row, roles, numbers + variant_numbers)
     parent_index = None
@@ -808,6 +839,25 @@ def _variant_readings(row: Sequence[str], roles: ColumnRoles, by_role: dict[Role
     return tuple(readings), numbers, None
 
 
+def _group_readings(row: Sequence[str], roles: ColumnRoles, name: str) -> tuple[tuple[str, Limits], ...]:
+    """One reading per part whose own Min / Typ / Max columns hold numbers in this row (see ``_part_groups``)."""
+    readings = []
+    for part in dict.fromkeys(v for v in roles.variants if v):
+        cells: dict[Role, CellNumber] = {}
+        printed = []
+        for i in (i for i, v in enumerate(roles.variants) if v == part and i < len(row)):
+            role = roles.roles[i]
+            if role is not None and (number := _number(row[i])) is not None:
+                cells[role] = number
+                printed.append(" ".join(row[i].split()))
+        if cells and (limits := _limits(cells, name, printed)) is not None:
+            readings.append((part, limits))
+    if len({(lim.min, lim.typical, lim.max) for _, lim in readings}) == 1 and len(readings) == len(
+            set(filter(None, roles.variants))):
+        return ()  # every part prints the same limits: the row's one reading, for all of them
+    return tuple(readings)
+
+
 def _compact(text: str) -> str:
     return re.sub(r"[\s=]+", "", text.replace("−", "-").replace("–", "-")).casefold()
 
@@ -848,6 +898,9 @@ def build_table(rows: Sequence[Sequence[str]], caption: str = "", previous: Tabl
             variants = _variant_columns(labels, header, filled[n + len(header_rows):])
             if variants is not None:
                 roles = _variant_roles(header, variants, labels, source, units, merged)
+            elif groups := _part_groups(header, labels):
+                roles = ColumnRoles(tuple(header), source, units, labels=labels, merged=merged, variants=groups,
+                                    variant_kind="part")
             else:
                 roles = ColumnRoles(tuple(header), source, units, labels=labels, merged=merged)
             spans.append((roles, []))

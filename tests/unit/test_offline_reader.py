@@ -683,3 +683,11 @@ def test_an_ohm_sign_in_a_cell_is_the_unit_omega() -> None:
 """
     decision = decide(parse_request("Output pulse width", "ns", ["CX = 30 pF", "RX = 2 k\u03a9"]), _evidence(markdown))
     assert _values(decision) == (None, 410.0, None, "ns")
+
+
+def test_a_limit_word_wrapped_onto_the_value_line_still_bounds_the_value() -> None:
+    # "Up" ends one line of a feature bullet, "to 750mA" starts the next: the value is the most it delivers.
+    evidence = Evidence(page_lines={1: ["Features", "Adjustable Trickle Output Current Up", "to 750mA",
+                                        "Soft-Start Control"]})
+    assert _values(decide(parse_request("Maximum trickle output current", "mA"), evidence)) == (None, None, 750.0,
+                                                                                             "mA")

@@ -113,6 +113,10 @@ def test_dash_before_words_is_not_a_bound() -> None:
         # A dot leader ends right at the number; the number is still a value.
         ("Package dissipation ..........650 mW", (None, 650.0, None, "mW")),
         ("Heater dissipation ......1.8 W", (None, 1.8, None, "W")),
+        # A leader of ellipsis characters run into dots, and a full-width minus sign.
+        ("Peak die temperature…...135℃", (None, 135.0, None, "degC")),
+        ("Bias pin voltage……………－0.5V to 7.5V", (-0.5, None, 7.5, "V")),
+        ("Ambient range…...－25℃ to 70℃", (-25.0, None, 70.0, "degC")),
         # Units written out as words in rating lists.
         ("Isolation Resistance (250 VDC) ....5,000 megohms minimum", (5000.0, None, None, "Mohm")),
         ("Load rating at +55 °C ........3 watts", (None, 3.0, None, "W")),
@@ -179,3 +183,10 @@ def test_a_sign_printed_apart_from_its_number_is_its_sign(text: str, low: float,
 def test_a_dash_between_two_numbers_or_after_a_colon_stays_no_sign() -> None:
     assert [r.typical for r in read_values("5 - 3 V")] == [5.0, 3.0]
     assert [r.typical for r in read_values("Wide bandwidth: - 2 MHz (typical)")] == [2.0]
+
+
+def test_a_single_ellipsis_between_numbers_is_still_a_range_and_a_full_width_sign_is_quoted_as_printed() -> None:
+    (span,) = read_values("Trim span 2…9 V")
+    assert (span.min, span.max) == (2.0, 9.0)
+    (rail,) = read_values("Bias pin voltage……－0.5V to 7.5V")
+    assert rail.text == "－0.5V to 7.5V"

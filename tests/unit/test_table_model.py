@@ -181,6 +181,30 @@ def test_part_numbers_over_value_columns_are_variants_not_limits() -> None:
     assert _row(model, "Forward surge current").variants == ()  # one cell merged over every part's column
 
 
+def test_min_typ_max_printed_once_per_part_are_that_parts_limits() -> None:
+    # The part's name sits in the middle header cell of its group, merged there by the text layer.
+    model = build_table([["Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"],
+                         ["Trim drift over range", "ΔVtr", "–", "4.5", "21", "–", "2.5", "13", "mV"]])
+    assert model.roles.variant_kind == "part"
+    drift = _row(model, "Trim drift over range")
+    assert _variants(drift) == [("QZ77A", (None, 4.5, 21)), ("QZ77B", (None, 2.5, 13))]
+
+
+def test_the_same_limits_printed_for_every_part_are_the_rows_one_reading() -> None:
+    model = build_table([["Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"],
+                         ["Hold current", "IH", "–", "0.4", "1.2", "–", "0.4", "1.2", "mA"]])
+    hold = _row(model, "Hold current")
+    assert hold.variants == ()
+    assert _fields(hold) == (None, 0.4, 1.2)
+
+
+def test_repeated_limit_columns_without_a_part_per_group_are_no_variants() -> None:
+    model = build_table([["Characteristic", "Min", "Typ", "Max", "Min", "Typ", "Max", "Unit"],
+                         ["Trim drift", "–", "4.5", "21", "–", "2.5", "13", "mV"]])
+    assert model.roles.variant_kind == ""
+    assert _row(model, "Trim drift").variants == ()
+
+
 def test_guaranteed_limits_per_temperature_are_variants_with_their_bound() -> None:
     # The text layer merged the two header rows: the 25 °C title over Typ and its limit, the group title and the
     # other temperatures each over a column they do not head.
@@ -212,3 +236,13 @@ def test_temperature_columns_without_a_field_leave_rows_undecided() -> None:
     row = _row(model, "Switch resistance")
     assert row.variants == () and row.limits is None
     assert "variants" in row.ambiguity
+
+
+def test_a_limit_printed_relative_to_another_pin_leaves_the_row_undecided() -> None:
+    model = build_table([["Symbol", "Definition", "Min.", "Max.", "Units"],
+                         ["VQ", "Bias rail voltage", "-0.5", "VREF + 18", "V"],
+                         ["VR", "Reference rail voltage", "-0.5", "22", "V"]])
+    bias = _row(model, "Bias rail voltage")
+    assert bias.limits is None
+    assert "VREF + 18" in (bias.ambiguity or "")
+    assert _fields(_row(model, "Reference rail voltage")) == (-0.5, None, 22)

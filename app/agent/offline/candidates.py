@@ -105,6 +105,7 @@ class Candidate:
     heading: str = ""  # the quantity a table's title names for all its rows ("Thermal resistance ratings")
     table_conditions: str = ""  # a table caption setting the conditions of all its rows ("VCC = 5V, TA = 25°C")
     table_part: str = ""  # the part a table is printed for, named above it ("LM78L05" over its own table)
+    listed_parts: tuple[str, ...] = ()  # the parts a rating lists between its name and its value
     unit_from_block: bool = False  # unit cell empty: the unit is the one printed on a neighbouring row of its block
 
     def values(self) -> tuple[float | None, float | None, float | None]:

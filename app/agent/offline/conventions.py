@@ -134,6 +134,13 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Measuring span", expected=Expected(min=300, max=1200, unit="hPa"),
     ),
     Convention(
+        name="a limit word wrapped onto the value's line",
+        reading="'Adjustable Trickle Output Current Up' / 'to 750mA' (a feature bullet wrapped between 'Up' and "
+                "'to'): the name and the limit words read across the break, the value is a maximum",
+        page=Page(prose=("Features", "Adjustable Trickle Output Current Up", "to 750mA", "Soft-Start Control")),
+        request="Maximum trickle output current", unit="mA", expected=Expected(max=750, unit="mA"),
+    ),
+    Convention(
         name="merged limit header: one number per limit named",
         reading="a header cell naming two limits ('Min Typ', 'MIN MAX': the text layer merged two columns) holds "
                 "one number per limit, in the order named",
@@ -166,6 +173,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),)),
         request="Sink current", conditions=("TA = 25 °C", "VO = 0.9 V"), unit="mA",
         expected=Expected(min=4.5, typical=6.0, unit="mA"),
+    ),
+    Convention(
+        name="per-part rows named by the part opening the conditions cell",
+        reading="rows of one parameter whose conditions cells open with the part they are for ('QX100-1.8 VIN = "
+                "3.2V', 'QX100-5.0 VIN = 6.5V') give each part its values; a requested part is answered from its own "
+                "row only, never from the row of a part whose name differs by a grade letter ('QX100I-5.0')",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Min", "Typ", "Max", "Units"),
+            ("dVO", "Line shift", "QX100I-1.8 VIN = 3.2V", "", "2", "12", "mV"),
+            ("dVO", "Line shift", "QX100I-5.0 VIN = 6.5V", "", "2", "24", "mV"),
+        ),), titles=("QX100I Electrical Characteristics",)),
+        request="Line shift, QX100-5.0", conditions=("QX100-5.0",), unit="mV", decline_mentions="too weakly",
     ),
     Convention(
         name="a dash glued to a part number starts its suffix",
@@ -209,6 +228,19 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Sense threshold", unit="V", decline_mentions="equally well",
     ),
     Convention(
+        name="a sub-row at the same condition as its row is not told apart by it",
+        reading="an unnamed row under a parameter printing the same condition as the parameter's own conditions "
+                "cell ('TJ = 25°C' twice, another value each; a name printed lower may own the second): the "
+                "requested condition names both rows, so neither is chosen by it and the reader declines",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Test Conditions", "Min", "Typ", "Max", "Unit"),
+            ("Drift window hysteresis", "dVDW", "TJ = 25°C", "", "14", "", "mV"),
+            ("", "", "TJ = 25°C", "", "27", "", "mV"),
+            ("", "", "TJ = -40°C to 125°C", "3", "", "45", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Drift window hysteresis", conditions=("TJ = 25°C",), unit="mV", decline_mentions="equally well",
+    ),
+    Convention(
         name="limits out of order were read from the wrong columns",
         reading="min <= typ <= max (negative limits may be printed by magnitude: -5, -12, -20); a reading whose "
                 "minimum exceeds its typical value came from cells the text layer shifted into other columns: "
@@ -218,6 +250,18 @@ CONVENTIONS: tuple[Convention, ...] = (
             ("Common-mode rejection", "CMRR", "70", "60", "85", "dB"),
         ),)),
         request="Common-mode rejection", unit="dB", decline_mentions="out of order",
+    ),
+    Convention(
+        name="a minimum the part needs, its typical below the limit",
+        reading="'Minimum Strobe Width | Typ 9 | Limit 16' (the limit a minimum, as the name says): the typical part "
+                "needs a narrower strobe than the guaranteed minimum, so a typical below that minimum is in order, "
+                "not a sign of shifted columns",
+        page=Page(tables=((
+            ("Symbol", "Parameter", "Conditions", "Typ", "Limit", "Units"),
+            ("tSW", "Minimum Strobe Width", "", "9", "16", "ns"),
+            ("tSD", "Maximum Strobe Delay", "", "12", "19", "ns"),
+        ),), titles=("AC Electrical Characteristics",)),
+        request="Minimum strobe width", unit="ns", expected=Expected(min=16, typical=9, unit="ns"),
     ),
     Convention(
         name="a recommended-operation section ends the ratings above it",
@@ -522,6 +566,27 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Reverse standoff voltage", unit="V", decline_mentions="variants (QX410 QX411; QX420 QX421; QX430)",
     ),
     Convention(
+        name="Min / Typ / Max printed once per part",
+        reading="'Min | QZ77A Typ | Max | Min | QZ77B Typ | Max' (each part's name over its own group of limit "
+                "columns): each group is that part's limits, the part the request names picks its group, and a "
+                "request naming neither part is declined rather than read from the last group",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"),
+            ("Trim drift over range", "dVtr", "–", "4.5", "21", "–", "2.5", "13", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Trim drift over range", conditions=("QZ77A",), unit="mV",
+        expected=Expected(typical=4.5, max=21, unit="mV"),
+    ),
+    Convention(
+        name="Min / Typ / Max printed once per part, no part requested",
+        reading="a request naming none of the parts heading the groups of limit columns is declined, naming them",
+        page=Page(tables=((
+            ("Characteristic", "Symbol", "Min", "QZ77A Typ", "Max", "Min", "QZ77B Typ", "Max", "Unit"),
+            ("Trim drift over range", "dVtr", "–", "4.5", "21", "–", "2.5", "13", "mV"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Trim drift over range", unit="mV", decline_mentions="variants (QZ77A; QZ77B)",
+    ),
+    Convention(
         name="guaranteed limits per temperature",
         reading="'25°C Typ | 25°C Limit | 85°C Limit | 125°C Limit' (or 'TA = -40 to 85°C' under 'Guaranteed "
                 "Limits'): one limit per temperature, a maximum (a minimum when the name starts 'Minimum'), never "
@@ -613,6 +678,32 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="Absolute maximum input voltage", unit="V", expected=Expected(max=20, unit="V"),
     ),
     Convention(
+        name="a rating printed per group of parts",
+        reading="'Input Voltage (VIN to GND)' over a list of parts and its value, then another list of parts and "
+                "its own value: each value holds for the parts listed just above it, under the one name; a "
+                "request naming a part reads only a value whose list names it, and a single figure among the "
+                "'Operating Ratings' is the most the part may be run at, a maximum",
+        page=Page(prose=(
+            "Absolute Maximum Ratings", "Maximum Input Voltage (VIN to GND)", "QX100-ADJ, QX100-1.8,",
+            "QX100-5.0", "20V", "Operating Ratings", "Input Voltage (VIN to GND)", "QX100-ADJ, QX100-1.8,",
+            "QX100-5.0", "15V", "QX100-2.5", "9V", "Junction Temperature Range", "0°C to 125°C",
+        )),
+        request="Maximum operating input voltage, QX100-2.5", conditions=("QX100-2.5",), unit="V",
+        expected=Expected(max=9, unit="V"),
+    ),
+    Convention(
+        name="a limit printed relative to another pin is no open bound",
+        reading="'Bias rail voltage | -0.5 | VREF + 18' among the ratings: the maximum is printed relative to another "
+                "pin's voltage, so the row gives no number for it; reporting the minimum alone would read as a "
+                "range open above, and the reader declines and says why",
+        page=Page(tables=((
+            ("Symbol", "Definition", "Min.", "Max.", "Units"),
+            ("VQ", "Bias rail voltage", "-0.5", "VREF + 18", "V"),
+            ("VR", "Reference rail voltage", "-0.5", "22", "V"),
+        ),), titles=("Absolute Maximum Ratings",)),
+        request="Bias rail voltage", unit="V", decline_mentions="relative to another quantity",
+    ),
+    Convention(
         name="a dot-leader rating with signs apart from the numbers",
         reading="'VDD.........- 0.3V to + 3.6V' under 'Supply voltages' among the absolute maximum ratings: the "
                 "signs printed apart belong to the numbers, the range is the rating's minimum and maximum",
@@ -621,6 +712,17 @@ CONVENTIONS: tuple[Convention, ...] = (
             "Input voltage", "VI.................................. - 0.3V to 5.25V",
         )),
         request="Absolute maximum supply voltage", unit="V", expected=Expected(min=-0.3, max=3.6, unit="V"),
+    ),
+    Convention(
+        name="a rating list with ellipsis leaders and full-width signs",
+        reading="'Peak Die Temperature…...135℃' and 'Bias Pin Voltage……………－0.5V to 7.5V' (two ratings per line, "
+                "leaders of ellipsis characters, a full-width minus): the leader joins each name to its value and the "
+                "full-width minus is the value's sign",
+        page=Page(prose=(
+            "Absolute Maximum Ratings",
+            "Bias Pin Voltage……………－0.5V to 7.5V         Peak Die Temperature…...135℃",
+        )),
+        request="Peak die temperature", unit="°C", expected=Expected(max=135, unit="degC"),
     ),
     Convention(
         name="an ESD rating per model",
@@ -634,6 +736,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=2500, unit="V"),
     ),
     Convention(
+        name="an ESD rating printed as the level withstood",
+        reading="'ESD Rating | HBM | >3000 | V' among the maximum ratings: '>' says the part withstands more than "
+                "that level, and the ratings give an ESD rating as a maximum like the other ratings, not a minimum",
+        page=Page(tables=((
+            ("Rating", "Symbol", "Value", "Unit"),
+            ("Anode Voltage", "VAK", "28", "V"),
+            ("ESD Rating", "HBM", ">3000", "V"),
+            ("ESD Rating", "MM", ">300", "V"),
+        ),), titles=("MAXIMUM RATINGS",)),
+        request="ESD rating, human body model", conditions=("HBM",), unit="V", expected=Expected(max=3000, unit="V"),
+    ),
+    Convention(
         name="a thermal resistance among the ratings",
         reading="a thermal resistance listed among the absolute maximum ratings with no Min / Typ / Max column "
                 "('Thermal resistance, junction-to-ambient | θJA | 118 | °C/W') describes the package, not a limit "
@@ -645,6 +759,18 @@ CONVENTIONS: tuple[Convention, ...] = (
             ("Thermal resistance, junction-to-ambient", "θJA", "118", "°C/W"),
         ),), titles=("Absolute maximum ratings",)),
         request="Junction-to-ambient thermal resistance", unit="°C/W", expected=Expected(typical=118, unit="degC/W"),
+    ),
+    Convention(
+        name="a junction temperature in a thermal data table is its maximum",
+        reading="'Junction temperature | Tj | 175 | °C' in the single Value column of a thermal table (outside the "
+                "absolute maximum ratings): one figure for the junction temperature is the most the junction may "
+                "reach, a maximum, while the thermal resistance beside it stays a typical figure",
+        page=Page(tables=((
+            ("Parameter", "Test condition", "Symbol", "Value", "Unit"),
+            ("Thermal resistance junction to ambient air", "", "RthJA", "410", "K/W"),
+            ("Junction temperature", "", "Tj", "175", "°C"),
+        ),), titles=("Thermal characteristics",)),
+        request="Maximum junction temperature", unit="°C", expected=Expected(max=175, unit="degC"),
     ),
     Convention(
         name="a timing list with the limit word in the unit cell",

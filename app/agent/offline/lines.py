@@ -32,7 +32,7 @@ def _naming_words(text: str) -> list[str]:
 
 
 _CAPTION = re.compile(r"^\s*(?:FIGURE|Figure|Fig\.)\s*\d")
-_DOT_LEADER = re.compile(r"\s*\.{3,}\s*")
+_DOT_LEADER = re.compile(r"\s*(?:\.{3,}|\.*…[.…]*)\s*")
 
 
 def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None = None) -> list[Candidate]:
@@ -43,6 +43,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     abs_max_lines = abs_max_lines or set()
     notes = _notes_lines(lines)
     parts = part_blocks(lines)
+    operating_ratings = section_line_numbers(lines, _OPERATING_RATINGS)
     for idx, line in enumerate(lines):
         readings = [r for r in read_values(line) if r.has_value]
         if not readings:
@@ -53,7 +54,7 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
         caption = bool(_CAPTION.match(line) or _CAPTION.match(following))
         # "Maximum Input Voltage" over "LM1117-ADJ, LM1117-1.8," ... "LM1117I-5.0" over "20V": the parts listed
         # between a rating's name and its value say which parts it applies to, so the name is read past them.
-        nearby = " ".join(lines[max(0, min(idx - 3, _parts_above(lines, idx) - 1)):idx])
+        nearby = " ".join(_rating_lines_above(lines, idx))
         heading = _heading_above(lines, idx)
         limit_above = limit_in_parentheses([_label_above(lines, idx)])
         line_cands: list[Candidate] = []
@@ -67,16 +68,20 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             after = _DOT_LEADER.sub(" ", line[reading.end:right]).strip(" :=-–,;.")
             label = f"{before} {after}".strip() if len(after) < 60 else before
             unit_cell = None
+            lead_text = before
             if not _naming_words(label) and previous:
                 unit_cell = parse_unit(previous) if reading.unit is None and len(previous) <= 8 else None
                 # "Transmission Single" / "%" / "38.5": a unit column printed before the value column.
                 above = lines[idx - 2].strip() if unit_cell is not None and idx >= 2 else previous
                 label = f"{above} {label}".strip()
+                # "Charge Current Up" / "to 1000mA": a limit word wrapped onto the value's line.
+                lead_text = f"{above} {before}" if unit_cell is None else before
             cand = from_reading(page, reading, "line")
             cand.label = label
             cand.context = f"{line} {previous}"
-            if _parts_above(lines, idx) < idx:
+            if (parts_at := _parts_above(lines, idx)) < idx:
                 cand.context = f"{cand.context} {nearby}"  # the rating's name and conditions above its parts
+                cand.listed_parts = tuple(re.findall(_PART_NAME, " ".join(lines[parts_at:idx])))
             if unit_cell is not None:
                 cand.unit, cand.unit_text = unit_cell, previous
                 if re.fullmatch(r"\(.*\)", following):
@@ -105,14 +110,14 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             cand.assignment = bool(re.search(r"=\s*$", line[left:reading.start]))
             cand.in_parentheses = line[:reading.start].count("(") > line[:reading.start].count(")")
             if reading.kind == "single" and reading.typical is not None:
-                lead = fold(before)
+                lead = fold(lead_text)
                 if (re.search(r"\b(max|maximum|up to|(?:not|no) more than|at most|not exceeding)\b", lead)
                         or re.match(r"^\W*(max|maximum|or (?:less|lower|smaller|below))\b", fold(after))):
                     cand.max, cand.typical = cand.typical, None
                 elif (re.search(r"\b(min|minimum|at least|(?:not|no) less than)\b", lead)
                       or re.match(r"^\W*(min|minimum|or (?:larger|greater|more|higher|above))\b", fold(after))):
                     cand.min, cand.typical = cand.typical, None
-                elif cand.abs_max and rated_as_maximum(cand):
+                elif (cand.abs_max or idx in operating_ratings) and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
                 elif limit_above:
                     # "Speed (approx., max.)" over "Continuous shooting: Hi+: 11 fps": the label states the limit.
@@ -240,6 +245,26 @@ def part_blocks(lines: list[str]) -> list[str]:
         current = heading or ("" if is_section_title(line) else current)
         found.append(current)
     return found
+
+
+def _rating_lines_above(lines: list[str], idx: int) -> list[str]:
+    """The lines naming the value on line ``idx``: the three lines above, or the rating's name and the parts
+    listed under it. A rating printed per group of parts ("Input Voltage" / "QX1-ADJ, QX1-5.0" / "15V" /
+    "QX1-2.5" / "10V") lists each later group under the value of the one before: its name is above the first."""
+    start = _parts_above(lines, idx)
+    first = start
+    while first < idx and first >= 2 and _value_only(lines[first - 1]) and part_list(lines[first - 2]):
+        first = _parts_above(lines, first - 1)
+    if first == start:
+        return lines[max(0, min(idx - 3, start - 1)):idx]
+    return lines[max(0, first - 1):first] + lines[start:idx]
+
+
+def _value_only(line: str) -> bool:
+    """A line that holds one value and nothing else ("15V")."""
+    readings = read_values(line)
+    return len(readings) == 1 and not re.sub(r"[\d.,\s%+\-–−]+", "", line[:readings[0].start]).strip() and (
+        len(line.strip()) <= 16)
 
 
 def _heading_above(lines: list[str], idx: int, reach: int = 12) -> str | None:
@@ -374,11 +399,21 @@ def _limit_list_row(page: int, lines: list[str], idx: int, end: int) -> Candidat
 
 def abs_max_line_numbers(lines: list[str]) -> set[int]:
     """Indices of lines that lie under an "Absolute Maximum Ratings" heading (until the next section title)."""
+    return section_line_numbers(lines, ABS_MAX_TITLE)
+
+
+# "Operating Ratings": the limits the part is specified to work within; a single figure there is the most it may
+# be run at ("Input Voltage ... 15V"), as among the absolute maximum ratings, though it is no absolute maximum.
+_OPERATING_RATINGS = re.compile(r"^\W*operating\s+ratings?\b", re.IGNORECASE)
+
+
+def section_line_numbers(lines: list[str], title: re.Pattern[str]) -> set[int]:
+    """Indices of lines that lie under a section title matching ``title`` (until the next section title)."""
     inside = False
     found: set[int] = set()
     for idx, line in enumerate(lines):
         if is_section_title(line):
-            inside = bool(ABS_MAX_TITLE.search(line))
+            inside = bool(title.search(line))
         if inside:
             found.add(idx)
     return found

@@ -630,6 +630,8 @@ def score(query: Query, cand: Candidate) -> Scored | None:
         return None  # the request names a part, this row gives other grades ("LM358A" for "LM358")
     if cand.table_part and _names_a_part(query, _ANY_CASE_PART) and not _names_grade(query, (cand.table_part,)):
         return None  # the request names a part, this table is printed for another one of its family
+    if cand.listed_parts and _names_a_part(query) and not _names_listed_part(query, cand.listed_parts):
+        return None  # the rating lists the parts it applies to, and the requested part is not among them
     if cand.grades and not _names_grade(query, cand.grades):
         # The table gives other grades of the part other values; which one the request means is unknown.
         total -= 0.25
@@ -720,7 +722,17 @@ def _names_a_part(query: Query, pattern: re.Pattern[str] = _PART_NUMBER) -> bool
 
 def _names_grade(query: Query, grades: tuple[str, ...]) -> bool:
     requested = set(content_tokens(" ".join([query.name, *query.conditions, *query.qualifiers])))
-    return any(g.casefold() in requested for g in grades)
+    return any(g.casefold() in requested for g in grades) or _names_listed_part(query, grades)
+
+
+def _names_listed_part(query: Query, parts: tuple[str, ...]) -> bool:
+    """Whether a part the request names is one of ``parts`` (or the family name of one: "QX1" for "QX1-ADJ")."""
+    requested = _PART_NUMBER_WHOLE.findall(" ".join([query.name, *query.conditions, *query.qualifiers]))
+    return any(p.casefold() == r.casefold() or p.casefold().startswith(f"{r.casefold()}-")
+               for p in parts for r in requested)
+
+
+_PART_NUMBER_WHOLE = re.compile(r"\b[A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]*[A-Z0-9])*")
 
 
 def collect_candidates(evidence: Evidence) -> list[Candidate]:
@@ -954,11 +966,19 @@ def _variants(best: Candidate, candidates: list[Candidate]) -> list[Candidate]:
 
 
 def limits_in_order(cand: Candidate) -> bool:
-    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse."""
+    """Min <= typical <= max, or for negative limits printed by magnitude (-50, -150, -300) the reverse. A
+    minimum a part needs ("Minimum Pulse Width | Typ 17 | Limit 30"): the typical part needs less than the
+    guaranteed minimum, so a typical below it is in order."""
+    if (cand.min is not None and cand.typical is not None and cand.max is None and cand.typical <= cand.min
+            and any(_MINIMUM_NAMED.match(name) for name in (cand.label, cand.own_label or ""))):
+        return True
     values = [v for v in cand.values() if v is not None]
     ascending = all(a <= b for a, b in zip(values, values[1:], strict=False))
     by_magnitude = all(v <= 0 for v in values) and all(a >= b for a, b in zip(values, values[1:], strict=False))
     return ascending or by_magnitude
+
+
+_MINIMUM_NAMED = re.compile(r"^\W*min(?:imum|\.)?\s", re.IGNORECASE)
 
 
 def _one_line(a: Candidate, b: Candidate) -> bool:
@@ -968,17 +988,21 @@ def _one_line(a: Candidate, b: Candidate) -> bool:
 
 
 def only_one_names_condition(query: Query, readings: list[Scored]) -> Scored | None:
-    """Of readings that match the request equally well, the only one whose own label (its sub-row or column) names
-    a requested condition, if exactly one does."""
-    naming = [s for s in readings if _names_in_own_label(query, s.candidate)]
-    return naming[0] if len(naming) == 1 else None
+    """Of readings that match the request equally well, the one whose own row (its sub-row label and conditions
+    cell) or column names the most requested conditions, if exactly one names that many."""
+    counts = [_named_in_own_label(query, s.candidate) for s in readings]
+    most = max(counts, default=0)
+    return readings[counts.index(most)] if most and counts.count(most) == 1 else None
 
 
-def _names_in_own_label(query: Query, cand: Candidate) -> bool:
+def _named_in_own_label(query: Query, cand: Candidate) -> int:
+    """How many of the requested conditions the reading's own row or column names."""
     # A row's own cell says which sub-row it is (its label may join a name wrapped over its siblings); a matrix
-    # cell's label carries its column header.
-    own = compact(cand.own_label or cand.label) if cand.source == "table_row" else compact(cand.label)
-    return any(_piece_in(compact(item), own) for item in query.conditions if compact(item))
+    # cell's label carries its column header. A row's conditions cell is its own too: a sub-row labelled
+    # "TJ = 25°C" under a row whose conditions cell prints "TJ = 25°C" names that condition no more than its parent.
+    own = compact(f"{cand.own_label or cand.label} {cand.extra_conditions}") if cand.source == "table_row" else (
+        compact(cand.label))
+    return sum(1 for item in query.conditions if compact(item) and _piece_in(compact(item), own))
 
 
 def _first_of_siblings(query: Query, best: Scored, tied: list[Scored]) -> bool:

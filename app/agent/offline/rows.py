@@ -359,7 +359,7 @@ def _variant_candidates(page: int, row: ModelRow, roles: ColumnRoles, table_titl
     asked for, the others are named by their temperature."""
     name = (wrapped_label or row.name).strip()
     own = row.name if not row.is_sub_row else f"{row.name} {row.sub_label}".strip()
-    labels = [v for v in roles.variants if v]
+    labels = list(dict.fromkeys(v for v in roles.variants if v))
     default = next((v for v in labels if re.search(r"(?<![\d.])\+?25\s*°", v)), labels[0])
     unit = reader_unit(row.unit)
     unit_text = row.unit.printed if row.unit and unit else (unit.canonical if unit else None)
@@ -460,6 +460,9 @@ def _grade_rows(rows: list[tuple[list[str], list[str | None]]]) -> list[tuple[st
         parts = [tuple(_PART_NUMBER.findall(_first_cell(row, roles, "parameter"))) for row, roles in rows[i:j]]
         if len({p for p in parts if p}) >= 2:
             grades[i:j] = parts
+        elif (k := _leading_parts(rows, i, j)) > i:
+            j = k
+            grades[i:j] = [_leading_part(row, roles) for row, roles in rows[i:j]]
         i = j
     return grades
 
@@ -487,6 +490,27 @@ def _parts_under_a_name(rows: list[tuple[list[str], list[str | None]]], labels: 
         grades[i:j] = [tuple(reversed(parts)), *(tuple(_PART_NUMBER.findall(_first_cell(r, ro, "parameter")))
                                                   for r, ro in rows[i + 1:j])]
     return labels, grades
+
+
+_LEADING_PART = re.compile(r"^\s*([A-Z]{1,5}\d{2,}[A-Z0-9]*(?:-[A-Z0-9.]*[A-Z0-9])*)(?=\s|$)")
+
+
+def _leading_part(row: list[str], roles: list[str | None]) -> tuple[str, ...]:
+    match = _LEADING_PART.match(_first_cell(row, roles, "conditions"))
+    return (match.group(1),) if match else ()
+
+
+def _leading_parts(rows: list[tuple[list[str], list[str | None]]], i: int, j: int) -> int:
+    """The end of a run of rows of one parameter from ``i`` whose conditions cells each open with another part
+    ("QX100-1.8 VIN = 3.2V" / "QX100-5.0 VIN = 6.5V"), or ``i`` when there is none. Rows of one symbol are one
+    parameter (up to ``j``); rows without a symbol while their name repeats."""
+    name = _first_cell(rows[i][0], rows[i][1], "parameter")
+    if not _first_cell(rows[i][0], rows[i][1], "symbol"):
+        j = i + 1
+        while j < len(rows) and name and _first_cell(rows[j][0], rows[j][1], "parameter") == name:
+            j += 1
+    parts = [_leading_part(row, roles) for row, roles in rows[i:j]]
+    return j if all(parts) and len(set(parts)) >= 2 else i
 
 
 def _wrapped_labels(rows: list[tuple[list[str], list[str | None]]]) -> list[str | None]:
@@ -680,8 +704,11 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     bare = [u for j, c in enumerate(row) if j != i and (u := parse_unit(c.strip())) is not None]
                     if len(bare) == 1:
                         cand.unit, cand.unit_text = bare[0], bare[0].canonical
-                if abs_max and reading.kind == "single" and rated_as_maximum(cand):
+                if reading.kind == "single" and (abs_max or i in value_columns and _junction_rating(own_label, cand)) \
+                        and rated_as_maximum(cand):
                     cand.max, cand.typical = cand.typical, None
+                elif abs_max and _withstood(own_label, line, cand):
+                    cand.max, cand.min = cand.min, None
                 elif reading.kind == "single" and (limit := limit_in_parentheses(column_labels[i])):
                     # "Holding Torque (N.cm Min)": the column states which limit its numbers are.
                     setattr(cand, limit, cand.typical)
@@ -692,6 +719,27 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                     cand.typical = None
                 candidates.append(cand)
     return candidates
+
+
+# "Junction temperature | Tj | 150 | °C" in a Value column (a thermal data table, outside the ratings): a junction
+# temperature printed as one figure is the most the junction may reach, never a typical operating temperature.
+_JUNCTION_TEMPERATURE = re.compile(r"^(?:max(?:imum)?\.?\s+|operating\s+)?junction\s+temperature(?:\s*\(\d\))?$",
+                                   re.IGNORECASE)
+
+
+def _junction_rating(name: str, cand: Candidate) -> bool:
+    return bool(_JUNCTION_TEMPERATURE.match(name.strip())) and cand.unit is not None and (
+        cand.unit.dimension == "temperature")
+
+
+_ESD = re.compile(r"\besd\b|electrostatic", re.IGNORECASE)
+
+
+def _withstood(name: str, cell: str, cand: Candidate) -> bool:
+    """"ESD Rating | HBM | >2000 | V" among the ratings: the level the part withstands, printed with ">", is its
+    ESD rating, which the ratings give as a maximum like any other rating."""
+    return (bool(_ESD.search(name)) and bool(re.match(r"\s*[>≥]", cell)) and cand.min is not None
+            and cand.typical is None and cand.max is None)
 
 
 def _group_symbol(labels: list[str]) -> str:

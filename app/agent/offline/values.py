@@ -124,13 +124,18 @@ def read_values(text: str) -> list[Reading]:
     return list(_read_values_cached(text))
 
 
-_DOT_LEADER = re.compile(r"\.{4,}")
-_DETACHED_SIGN = re.compile(r"(?P<lead>\.{4,}\s?|\bto\s|=\s?)(?P<sign>[+\-−–])\s(?=\d)")
+# Four dots or more, or an ellipsis run into more dots ("……", "…..."): a single "…" is a range ("1…5").
+_LEADER = r"(?:\.{4,}|\.*…[.…]+|\.+…)"
+_DOT_LEADER = re.compile(_LEADER)
+_DETACHED_SIGN = re.compile(rf"(?P<lead>{_LEADER}\s?|\bto\s|=\s?)(?P<sign>[+\-−–])\s(?=\d)")
+# Full-width signs some text layers print ("－40℃ to 85℃"), replaced one for one so spans still index the text.
+_FULLWIDTH_SIGNS = str.maketrans("－＋", "−+")
 _NOTE_REFERENCE = re.compile(r"\b(?:notes?|footnote)\s*$", re.IGNORECASE)
 
 
 def _read_values(text: str) -> list[Reading]:
-    text = latin_lookalikes(text)
+    printed = latin_lookalikes(text)
+    text = printed.translate(_FULLWIDTH_SIGNS)
     taken: list[tuple[int, int]] = []
     readings: list[Reading] = []
     # A dot leader ("Weight ........ 19 g") only joins a name to its value; blanked to spaces of the same
@@ -160,6 +165,8 @@ def _read_values(text: str) -> list[Reading]:
     _share_units(readings, text)
     for reading in readings:
         _apply_qualifier_words(reading, text)
+        if printed != text and reading.text == text[reading.start:reading.end]:
+            reading.text = printed[reading.start:reading.end]  # quoted as printed, full-width sign and all
     return readings
 
 
