@@ -23,10 +23,12 @@ list, a sentence), so the printed figure is the limit, or not the requested one 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.detectors import plausibility
 from app.detectors.dimensions import printed
+from app.detectors.grounding import GroundingResult
 from app.detectors.page_text import numbers_in
 from app.detectors.row_alignment import visual_rows
 from app.detectors.rules import (
@@ -42,7 +44,7 @@ from app.detectors.rules import (
 )
 from app.detectors.severity import Severity
 from app.detectors.structural import grounded_row, header_for, is_header
-from app.detectors.value_rows import value_cell
+from app.detectors.value_rows import ValueCell, value_cell
 from app.documents.index import DatasheetIndex
 
 MAX_TITLE_ROWS = 6
@@ -146,20 +148,29 @@ def section_is_ratings(index: DatasheetIndex, page_number: int, row_y: float) ->
     return None
 
 
-def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
-    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
-        return unreadable
-    found: list[dict[str, Any]] = []
+def _typical_cells_without_typ_column(ctx: Context, wanted: Callable[[dict[str, Any]], bool]
+                                     ) -> Iterator[tuple[GroundingResult, ValueCell]]:
+    """The answered values ``wanted`` picks, with the cell each was read from, where no Typ column stands over that
+    cell: a table with a Typ column of its own states typical figures, so a typical read there is in order."""
     for grounding, value in answered_groundings(ctx):
-        # A package's thermal resistance is printed beside the ratings, but is a characteristic of the package.
-        if value.get("typical") is None or plausibility.compatible(str(value.get("unit") or ""), "K/W"):
+        if not wanted(value):
             continue
         cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
         if cell is None:
             continue
         header = header_for(ctx.document, grounding.page, cell.row.y)
-        if header is not None and "typical" in header.centres:
-            continue  # a table with a Typ column of its own states typical figures
+        if header is None or "typical" not in header.centres:
+            yield grounding, cell
+
+
+def _rating_as_typical(rule: Rule, ctx: Context) -> Verdict:
+    if (unreadable := unreadable_on_document(rule, ctx)) is not None:
+        return unreadable
+    found: list[dict[str, Any]] = []
+    # A package's thermal resistance is printed beside the ratings, but is a characteristic of the package.
+    for grounding, cell in _typical_cells_without_typ_column(
+            ctx, lambda value: value.get("typical") is not None
+            and not plausibility.compatible(str(value.get("unit") or ""), "K/W")):
         title = section_is_ratings(ctx.document, grounding.page, cell.row.y)
         if title:
             found.append({"value_index": grounding.value_index, "page": grounding.page, "section_title": title,
@@ -190,15 +201,7 @@ def _maximum_as_typical(rule: Rule, ctx: Context) -> Verdict:
     if not _asks_maximum(str(ctx.request.get("name") or "")):
         return not_evaluable(rule, "the request does not name a maximum")
     found: list[dict[str, Any]] = []
-    for grounding, value in answered_groundings(ctx):
-        if not _typical_alone(value):
-            continue
-        cell = value_cell(ctx.document, grounding, dict(ctx.request), value)
-        if cell is None:
-            continue
-        header = header_for(ctx.document, grounding.page, cell.row.y)
-        if header is not None and "typical" in header.centres:
-            continue  # a Typ column over the value: a typical figure the request may qualify as the largest
+    for grounding, cell in _typical_cells_without_typ_column(ctx, _typical_alone):
         found.append({"value_index": grounding.value_index, "page": grounding.page, "row_text": cell.row.text})
     if not found:
         return clean(rule)
