@@ -19,7 +19,7 @@ symbol (``θJA``, ``RthJC``, ``ΨJT``), and not the requested one.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.detectors.dimensions import printed
@@ -102,6 +102,14 @@ _PATH_WORDS = re.compile(r"\bjunction\s*(?:to|-|–|−)+\s*(?:the\s+)?(ambient|
 _PATH_SYMBOL = re.compile(r"(?:θ|Θ|R\s*θ|R\s*th|ψ|Ψ|theta)\s*[(_]?\s*j\s*[-–]?\s*([acblts])(?![a-z])", re.IGNORECASE)
 
 
+def _row_labels(ctx: Context) -> Iterator[tuple[GroundingResult, str | None]]:
+    """Each grounding with the name of the row its value was read from (``None`` where no row holds it)."""
+    for grounding in ctx.groundings:
+        value = printed(ctx.submission.values[grounding.value_index]) \
+            if grounding.value_index < len(ctx.submission.values) else None
+        yield grounding, row_label(ctx.document, grounding, ctx.request, value)
+
+
 def thermal_paths(text: str) -> set[str]:
     """The far ends of the thermal paths a text names (``Junction-to-Ambient``, ``θJC``): empty when none."""
     ends = {_PATH_ENDS[m.group(1).casefold().replace(" ", "")] for m in _PATH_WORDS.finditer(text)}
@@ -115,10 +123,7 @@ def _other_thermal_path(rule: Rule, ctx: Context) -> Verdict:
     if not wanted:
         return not_evaluable(rule, "the request names no thermal path")
     found: list[dict[str, Any]] = []
-    for grounding in ctx.groundings:
-        value = printed(ctx.submission.values[grounding.value_index]) \
-            if grounding.value_index < len(ctx.submission.values) else None
-        label = row_label(ctx.document, grounding, ctx.request, value)
+    for grounding, label in _row_labels(ctx):
         paths = thermal_paths(label or "")
         if paths and not paths & wanted:
             found.append({"value_index": grounding.value_index, "row_label": label, "page": grounding.page,
@@ -139,10 +144,7 @@ def _other_quantity(rule: Rule, ctx: Context) -> Verdict:
     asked = " ".join(str(ctx.request.get(k) or "") for k in ("name", "symbol"))
     found: list[dict[str, Any]] = []
     read = False
-    for grounding in ctx.groundings:
-        value = printed(ctx.submission.values[grounding.value_index]) \
-            if grounding.value_index < len(ctx.submission.values) else None
-        label = row_label(ctx.document, grounding, ctx.request, value)
+    for grounding, label in _row_labels(ctx):
         if label is None:
             continue
         read = True
