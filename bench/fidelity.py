@@ -17,6 +17,8 @@ Figures printed:
   lenient needle check (on the structured values, and on the quoted evidence), page match, confidence, wall time;
 * totals: exact and needle rates (goal: >= 90% exact), declines, wrong answers and the share of them a
   confidence floor would have turned into declines (goal: >= 95%), calibration (accuracy per confidence bin);
+* what the wrong answers got wrong (unit, field, a left-out limit, another number) and what the declines' reasons
+  say stopped the reader, as counts: a sealed set's weak spots, without showing its claims;
 * median wall time per parameter with a warm index (goal <= 100 ms), split into the reader's turns (LLM side of
   the loop) and tool execution; the peer, measured in the same run, is one LiteLLM call to a custom provider
   that answers a fixed tool call at once, i.e. the per-turn floor any model pays.
@@ -30,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +181,10 @@ def main() -> int:
             rows.append({"id": claim.id, "kind": claim.kind, "found": found, "exact": verdict.exact,
                          "needles": verdict.fidelity, "quote": quote_ok, "page": verdict.page_match,
                          "confidence": confidence, "ms": wall_ms,
+                         "error": wrong_answer_kind(claim, extraction, verdict) if found and not verdict.exact
+                         else None,
+                         "decline": None if found else decline_kind((extraction or {}).get("reason")
+                                                                    or outcome.error_code),
                          "llm_ms": float(outcome.extra.get("llm_ms", 0.0)),
                          "tool_ms": float(outcome.extra.get("tool_ms", 0.0)), "turns": outcome.extra.get("turns"),
                          "reader_ms": reader_ms[0]})
@@ -189,6 +196,46 @@ def main() -> int:
         summaries.append((str(path), rows))
     _print_summary(summaries, args.engine)
     return 0
+
+
+# What a decline's reason says stopped the reader, first match wins (the reasons are the reader's own wording).
+DECLINE_KINDS = (
+    ("confidence below the floor", "is below"),
+    ("no reading names the parameter", "no table row or text line read names"),
+    ("closest reading matches too weakly", "too weakly"),
+    ("two readings tie", "equally well"),
+    ("limits out of order", "out of order"),
+    ("no unit printed", "no unit is printed"),
+    ("row or columns ambiguous", "names the parameter, but"),
+)
+
+
+def decline_kind(reason: str | None) -> str:
+    """The kind of a decline, from its reason: what a set's declines are mostly made of, without showing them."""
+    text = reason or ""
+    return next((name for name, marker in DECLINE_KINDS if marker in text), "other")
+
+
+def wrong_answer_kind(claim: Any, extraction: dict[str, Any], verdict: Any) -> str:
+    """What a wrong answer got wrong, judged against the claim: its unit, the field its number was put in (the
+    claim's number reported as another of min / typical / max), a limit left out, or another number altogether
+    (another row, column or sub-row), on the claim's page or another one."""
+    from evaluation.units import convert, same_number
+
+    fields = verdict.fields
+    if any(v in ("unit_missing", "unit_mismatch") for v in fields.values()):
+        return "unit"
+    values = extraction.get("values") or [{}]
+    value = values[verdict.matched_value or 0]
+    wanted = [float(n) for n in claim.stated_fields.values()]
+    got = [convert(float(value[f]), value.get("unit"), claim.unit) for f in ("min", "typical", "max")
+           if value.get(f) is not None]
+    got_numbers = [g for g in got if g is not None]
+    if all(v in ("match", "missing") for v in fields.values()):
+        return "a limit left out"
+    if got_numbers and all(any(same_number(g, w) for w in wanted) for g in got_numbers):
+        return "right number, other field"
+    return "other number, same page" if verdict.page_match else "other number, other page"
 
 
 def _print_summary(summaries: list[tuple[str, list[dict[str, Any]]]], engine: str) -> None:
@@ -239,6 +286,10 @@ def _print_totals(rows: list[dict[str, Any]], floor: float, echo_ms: float) -> N
     for kind in sorted({r["kind"] for r in rows}):
         members = [r for r in rows if r["kind"] == kind]
         print(f"  kind {kind:10s}: exact {sum(r['exact'] for r in members)}/{len(members)}")
+    for title, key in (("wrong answers by what was wrong", "error"), ("declines by the reader's reason", "decline")):
+        counts = Counter(r[key] for r in rows if r[key])
+        if counts:
+            print(f"{title}: " + ", ".join(f"{name} {count}" for name, count in counts.most_common()))
     wall = [r["ms"] for r in rows]
     reader = [r["llm_ms"] for r in rows]
     tools = [r["tool_ms"] for r in rows]
