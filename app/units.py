@@ -31,7 +31,8 @@ _REPLACEMENTS: tuple[tuple[str, str], ...] = (
     ("°", "deg"),
 )
 
-# Units that pint does not model the way datasheets mean them: canonical -> (dimension, factor to base).
+# Units that pint does not model the way datasheets mean them: canonical -> (dimension, factor to base). Durations
+# spelled out ("sec", "hrs") carry pint's dimension, so they compare with the seconds pint parses.
 _NAMED: dict[str, tuple[str, float]] = {
     "dB": ("level_db", 1.0),
     "dBm": ("level_dbm", 1.0),
@@ -60,12 +61,12 @@ _NAMED: dict[str, tuple[str, float]] = {
     "Kbps": ("bitrate", 1e3),
     "Mbps": ("bitrate", 1e6),
     "Gbps": ("bitrate", 1e9),
-    "h": ("time", 3600.0),
-    "hrs": ("time", 3600.0),
-    "hours": ("time", 3600.0),
-    "min": ("time", 60.0),
-    "sec": ("time", 1.0),
-    "years": ("time", 31_557_600.0),
+    "h": ("[time]", 3600.0),
+    "hrs": ("[time]", 3600.0),
+    "hours": ("[time]", 3600.0),
+    "min": ("[time]", 60.0),
+    "sec": ("[time]", 1.0),
+    "years": ("[time]", 31_557_600.0),
     "revolutions": ("count_revolutions", 1.0),
     "cycles": ("count_cycles", 1.0),
     "dots": ("count_dots", 1.0),
@@ -182,11 +183,20 @@ def unit_registry() -> Any:
 
 
 @lru_cache(maxsize=512)
+def one_unit_repeated(printed: str) -> str:
+    """A unit cell shared by several rows and filled into each ("°C C": the block's unit and the next row's, whose
+    degree sign the text layer lost) names one unit: its first word, when every other word repeats it."""
+    words = printed.split()
+    if len(words) > 1 and all(word in (words[0], words[0].lstrip("°º˚")) for word in words[1:]):
+        return words[0]
+    return printed
+
+
 def parse_unit(token: str | None) -> Unit | None:
     """The unit a printed token names, or None when it is not a unit this reader knows."""
     if not token or not token.strip():
         return None
-    canonical = canonical_spelling(token)
+    canonical = canonical_spelling(one_unit_repeated(token))
     canonical = _HERTZ_IN_CAPITALS.get(canonical, canonical)
     if canonical in _NAMED:
         dimension, factor = _NAMED[canonical]

@@ -123,7 +123,7 @@ def _low_confidence(rule: Rule, ctx: Context) -> Verdict:
 
 
 ANSWER_RULES: tuple[Rule, ...] = (
-    Rule("expected_dimension", "4", Severity.warning,
+    Rule("expected_dimension", "5", Severity.warning,
          "The answer's unit does not measure the dimension the parameter's name implies, or is missing.",
          _expected_dimension),
     Rule("unit_not_convertible", "1", Severity.warning,

@@ -19,10 +19,10 @@ from app.detectors import plausibility
 
 # Qualifiers that turn a quantity into a ratio, a density, a tolerance or a count: no dimension is inferred.
 _QUALIFIED = re.compile(
-    r"coefficient|tempco|ratio|gain|rejection|density|drift|sensitivity|\bper\b|/|accuracy|tolerance|error"
+    r"coefficient|tempco|gain|rejection|density|drift|sensitivity|\bper\b|/|accuracy|tolerance|error"
     r"|resolution|linearity|noise|regulation|matching|mismatch|deviation|variation|offset\s+drift|percent|%"
     r"|ripple|hysteresis|efficiency|duty|factor|count|number|steps|cycles|endurance|retention|bits?\b|\bppm\b"
-    r"|slew|stability|derating|swing\s+ratio|\bdb\b|\bratio\b",
+    r"|slew|stability|derating|swing\s+ratio|\bdb\b|\bratios?\b",
     re.IGNORECASE,
 )
 

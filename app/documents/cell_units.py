@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.units import unit_registry
+from app.units import one_unit_repeated, unit_registry
 
 # Printed glyphs -> ASCII. Multi-character forms first.
 _GLYPHS: tuple[tuple[str, str], ...] = (
@@ -98,7 +98,7 @@ def parse_unit_cell(text: str) -> UnitCell | None:
     """The unit a unit-column cell prints, or None when the cell is not a unit (empty, a number, a sentence)."""
     if not looks_like_unit(text):
         return None
-    printed = " ".join(text.split())
+    printed = one_unit_repeated(" ".join(text.split()))
     canonical = ascii_spelling(printed)
     suffix = _MEASUREMENT_SUFFIX.search(canonical) if "/" not in canonical else None
     base = canonical[:suffix.start()] if suffix else canonical

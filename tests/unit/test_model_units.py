@@ -34,3 +34,10 @@ def test_a_dash_range_in_prose_carries_the_unit_after_the_second_number() -> Non
     (reading,) = read_values("Sensing span: 260 – 1260 hPa")
     assert (reading.min, reading.max, reading.unit.canonical, reading.text) == (260.0, 1260.0, "hPa",
                                                                                 "260 – 1260 hPa")
+
+
+def test_a_unit_cell_filled_into_several_rows_names_one_unit() -> None:
+    # A unit cell spanning two rows, filled into each with the next row's unit whose degree sign was lost.
+    assert reader_unit(parse_unit_cell("°C C")).canonical == "degC"
+    assert reader_unit(parse_unit_cell("V V")).canonical == "V"
+    assert parse_unit_cell("mA V") is None or reader_unit(parse_unit_cell("mA V")).canonical != "mA"

@@ -154,7 +154,8 @@ def test_counts_and_durations_written_as_words_are_units() -> None:
     assert _one("Warranty 5 years") == (None, 5.0, None, "years")
     assert _one("Guarantee: 1 year") == (None, 1.0, None, "years")
     assert _one("Endurance 100,000 cycles") == (None, 100000.0, None, "cycles")
-    assert parse_unit("years").dimension == parse_unit("hours").dimension == "time"
+    assert parse_unit("years").dimension == parse_unit("hours").dimension == parse_unit("ms").dimension
+    assert parse_unit("sec").dimension == parse_unit("s").dimension
     assert parse_unit("revolutions").dimension != parse_unit("cycles").dimension
 
 

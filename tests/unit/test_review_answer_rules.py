@@ -26,7 +26,8 @@ def verdicts(values: list[dict[str, Any]], request: dict[str, Any], *, confidenc
     ("Propagation delay", "time"), ("Clock period", "time"), ("Bandwidth", "frequency"),
     ("Operating temperature", "temperature"), ("Holding torque", "torque"), ("Power rating", "power"),
     ("Input capacitance", "capacitance"), ("Junction-to-ambient thermal resistance", "thermal resistance"),
-    ("Case-to-sink thermal impedance", "thermal resistance"),
+    ("Case-to-sink thermal impedance", "thermal resistance"), ("Pulse duration", "time"),
+    ("Operation voltage", "voltage"), ("Calibration time", "time"),
     ("Dielectric withstanding voltage", "voltage"), ("Relative pressure", "pressure"),
 ])
 def test_dimension_is_inferred_from_the_parameter_name(name: str, dimension: str) -> None:
