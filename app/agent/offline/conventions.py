@@ -912,4 +912,31 @@ CONVENTIONS: tuple[Convention, ...] = (
         page=Page(prose=("Film data", "THICKNESS", "480mm x 960mm", "0.21mm")),
         request="Thickness", unit="mm", expected=Expected(typical=0.21, unit="mm"),
     ),
+    Convention(
+        name="typical at 25 °C, limits over the temperature range",
+        reading="a parameter printed as two rows, the typical at TJ = 25°C and the limits over the range, its name "
+                "cell split between them: one reading, typical from the first row and limits from the second",
+        page=Page(tables=((
+            ("Parameter", "Test Conditions", "", "Min", "Typ", "Max", "Unit"),
+            ("EN Input Low", "VOUT = VIN - 0.5 V", "TJ = 25°C", "", "1.3", "", "V"),
+            ("VEN(IL) Threshold Voltage", "VOUT = VIN - 0.5 V, EN Falling", "TJ = –40°C to 125°C", "1.05", "", "",
+             "V"),
+            ("EN Pin Pulldown Current", "VEN = 4 V", "TJ = 25°C", "", "6", "", "µA"),
+            ("EN Pin Pulldown Current", "VEN = 4 V", "TJ = –40°C to 125°C", "4", "", "9", "µA"),
+        ),), titles=("Electrical Characteristics",)),
+        request="EN input low threshold voltage", unit="V", expected=Expected(min=1.05, typical=1.3, unit="V"),
+    ),
+    Convention(
+        name="typical at 25 °C and limits over the range, rows under one name",
+        reading="the same pair printed with the name repeated on both rows: min and max from the range row, the "
+                "typical from the 25 °C row",
+        page=Page(tables=((
+            ("Parameter", "Test Conditions", "", "Min", "Typ", "Max", "Unit"),
+            ("EN Pin Pulldown Current", "VEN = 4 V", "TJ = 25°C", "", "6", "", "µA"),
+            ("EN Pin Pulldown Current", "VEN = 4 V", "TJ = –40°C to 125°C", "4", "", "9", "µA"),
+            ("EN Pin Pulldown Current", "VEN = 5 V", "TJ = 25°C", "", "8", "", "µA"),
+        ),), titles=("Electrical Characteristics",)),
+        request="EN pin pulldown current", conditions=("VEN = 4 V",), unit="uA",
+        expected=Expected(min=4, typical=6, max=9, unit="uA"),
+    ),
 )

@@ -33,6 +33,7 @@ from app.agent.offline.candidates import (
     rated_as_maximum,
 )
 from app.agent.offline.model_units import modelled_unit, reader_unit
+from app.agent.offline.room_and_range import join_room_and_full_range
 from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
 from app.documents.cell_values import read_cell
 from app.documents.table_model import (
@@ -177,6 +178,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
     labels, grades = _parts_under_a_name(data, labels, grades)
     unit_columns = _unit_like_columns([cells for cells, _ in data]) if data else set()
     candidates: list[Candidate] = []
+    limits: list[Candidate | None] = []
     for k, row in enumerate(model_rows):
         roles = model.row_roles[k]
         names = data[k][1]
@@ -186,6 +188,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
         abs_max = _under_abs_max(abs_max_hint, row.section, roles.labels)
         found: list[Candidate] = []
         limit = None if row.variants else _limit_candidate(table.page, row, roles, title, abs_max, labels[k])
+        limits.append(limit)
         if limit is not None:
             found.append(limit)
         if row.variants:
@@ -205,6 +208,7 @@ def table_candidates(table: Table, abs_max_hint: bool = False, previous: TableMo
         candidates.extend(found)
         if limit is not None and limit.unit is None and not limit.ambiguity:
             candidates.extend(_block_unit_readings(limit, _units_around(model, k)))
+    join_room_and_full_range(limits)
     return candidates, model
 
 
