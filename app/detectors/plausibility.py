@@ -78,6 +78,9 @@ def parse_unit(unit: str | None) -> pint.Unit | None:
     for candidate in candidates:
         try:
             parsed = ureg.parse_units(candidate)
+            # Resolved now, not at the caller's first use: a logarithmic unit inside a compound ("dB/V") parses,
+            # then fails on its dimensionality.
+            parsed.dimensionality  # noqa: B018
         except Exception:  # noqa: BLE001 - pint raises several unrelated error types for unknown text
             continue
         return parsed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.agent.offline.candidates import Candidate
 from app.agent.offline.lines import part_above_caption, part_blocks
 from app.agent.offline.quotes import build_quote
@@ -19,7 +21,7 @@ from app.agent.offline.reader import (
     score,
 )
 from app.agent.offline.rows import quantity_heading
-from app.agent.offline.synonyms import compact, content_tokens, parse_request
+from app.agent.offline.synonyms import compact, content_tokens, parse_request, tokens
 from app.agent.offline.values import latin_lookalikes, read_values
 from app.units import parse_unit
 
@@ -260,3 +262,11 @@ def test_a_factor_of_a_size_is_no_length_of_its_own() -> None:
     assert score(query, alone) is not None
     assert score(parse_request("Sheet count", "pcs"), Candidate(1, "line", "Sheet count", typical=20.0,
                                                                size_factor=True)) is not None
+
+
+@pytest.mark.parametrize("label", ["VIN Undervoltage Lockout Threshold", "Under-Voltage Lock-Out Threshold",
+                                   "UVLO Threshold"])
+def test_an_acronym_and_the_words_it_stands_for_are_one_name(label: str) -> None:
+    for request in ("UVLO threshold", "Undervoltage lockout threshold", "Under voltage lock-out threshold"):
+        assert name_score(parse_request(request, "V"), Candidate(1, "table_row", label)) >= 0.9, (request, label)
+    assert tokens("UVLO undervoltage lockout rising") == ["undervoltage", "lockout", "rising"]

@@ -62,6 +62,13 @@ def test_a_requested_dimensional_unit_needs_a_unit_in_the_answer() -> None:
     assert not verdicts([{"min": 1.8, "unit": "V"}], {"name": "Supply", "unit": "V"})["expected_dimension"].findings
 
 
+@pytest.mark.parametrize("unit", ["dB/V", "%/dB", "dBm/Hz"])
+def test_a_requested_unit_compounding_a_logarithmic_one_is_read_without_failing(unit: str) -> None:
+    # pint parses "dB/V" and only fails once asked for its dimension: the rules must still run.
+    found = verdicts([{"typical": 3.0, "unit": unit}], {"name": "Gain slope", "unit": unit})
+    assert not found["expected_dimension"].findings and not found["unit_not_convertible"].findings
+
+
 def test_values_are_converted_to_the_requested_unit_keeping_what_was_printed() -> None:
     value = {"typical": 450, "max": 600, "unit": "µA", "conditions": ["mode B"]}
     converted = to_requested(value, "mA")

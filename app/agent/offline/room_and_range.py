@@ -58,6 +58,9 @@ def join_room_and_full_range(limits: list[Candidate | None]) -> None:
             continue
         if not (_typical_at_room(room) and _limits_over_range(full)):
             continue
+        before = limits[k - 1] if k else None
+        if before is not None and _typical_at_room(before) and not before.ambiguity:
+            continue  # two typicals at 25 °C over one set of limits: which one the limits belong to is not said
         if not _other_conditions(full.extra_conditions).startswith(_other_conditions(room.extra_conditions)):
             continue
         label = room.label if full.label in room.label else " ".join(dict.fromkeys((room.label, full.label)))

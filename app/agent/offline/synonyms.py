@@ -163,6 +163,17 @@ def compact(text: str) -> str:
 _HYPHENATED_WORDS = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})+")
 
 
+# Words datasheets print as one word, two words or hyphenated ("under-voltage lock-out", "undervoltage lockout").
+_COMPOUNDS = {("under", "voltage"): "undervoltage", ("over", "voltage"): "overvoltage",
+              ("over", "current"): "overcurrent", ("lock", "out"): "lockout", ("shut", "down"): "shutdown",
+              ("start", "up"): "startup", ("wake", "up"): "wakeup", ("pull", "up"): "pullup",
+              ("pull", "down"): "pulldown"}
+# Acronyms of protection and supervision functions, printed as often as the words they stand for.
+_ACRONYMS = {"uvlo": ("undervoltage", "lockout"), "ovlo": ("overvoltage", "lockout"),
+             "ovp": ("overvoltage", "protection"), "ocp": ("overcurrent", "protection"),
+             "tsd": ("thermal", "shutdown"), "esr": ("equivalent", "series", "resistance")}
+
+
 @lru_cache(maxsize=100_000)
 def _tokens(text: str) -> tuple[str, ...]:
     found: list[str] = []
@@ -171,7 +182,29 @@ def _tokens(text: str) -> tuple[str, ...]:
             continue
         # "duty-cycle" is the words "duty cycle"; signs and part numbers ("-40", "vcc-", "mil-std-202") stay whole.
         found.extend(t.split("-") if _HYPHENATED_WORDS.fullmatch(t) else [t])
-    return tuple(found)
+    return _spelled_words(found)
+
+
+def _spelled_words(found: list[str]) -> tuple[str, ...]:
+    """Compound words joined and acronyms spelled out, so each spelling of a name has the same tokens; a word an
+    acronym spells out is kept once ("UVLO Undervoltage lockout threshold" names the lockout once)."""
+    joined: list[str] = []
+    for t in found:
+        if joined and (joined[-1], t) in _COMPOUNDS:
+            joined[-1] = _COMPOUNDS[(joined[-1], t)]
+        else:
+            joined.append(t)
+    if not any(t in _ACRONYMS for t in joined):
+        return tuple(joined)
+    spelled: list[str] = []
+    expanded: set[str] = set()
+    for t in joined:
+        if t in _ACRONYMS:
+            spelled.extend(w for w in _ACRONYMS[t] if w not in spelled)
+            expanded.update(_ACRONYMS[t])
+        elif t not in expanded or t not in spelled:
+            spelled.append(t)
+    return tuple(spelled)
 
 
 def tokens(text: str) -> list[str]:
