@@ -85,6 +85,11 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
     source, target = ascii_unit(from_unit), ascii_unit(to_unit)
     if not source or not target or source == target:
         return value
+    (source, measured), (target, wanted) = _measured_as(source), _measured_as(target)
+    if measured and wanted and measured != wanted:
+        return None  # an RMS figure is not a peak-to-peak one
+    if source == target:
+        return value
     source, target = _degree_sign_restored(source, target), _degree_sign_restored(target, source)
     source_unit, target_unit = _pint_unit(source), _pint_unit(target)
     if source_unit is None or target_unit is None:
@@ -94,6 +99,18 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
         return float(registry.Quantity(value, source_unit).to(target_unit).magnitude)
     except Exception:  # DimensionalityError, OffsetUnitCalculusError
         return None
+
+
+# What a figure measures, printed after its unit ("mVpp", "uVrms", "PaRMS"); claim files often write the unit alone.
+_MEASURED_AS = re.compile(r"(?<=[A-Za-z])(rms|pp|p-p|pk|peak)$", re.IGNORECASE)
+
+
+def _measured_as(unit: str) -> tuple[str, str]:
+    """(the unit, what it measures or "") for a unit with a measurement suffix after a unit of its own."""
+    match = _MEASURED_AS.search(unit)
+    if match is None or _pint_unit(unit[:match.start()]) is None:
+        return unit, ""
+    return unit[:match.start()], match.group(1).lower().replace("p-p", "pp")
 
 
 def _degree_sign_restored(unit: str, other: str) -> str:

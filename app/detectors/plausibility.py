@@ -49,7 +49,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"N(?=c?m\b)"), "N*"),
     (re.compile(r"\bfps\b"), "hertz"),  # frames per second, not feet
     (re.compile(r"\bcd\b"), "candela"),
-    (re.compile(r"(?<=[VA])\s*(rms|RMS|pp|PP|p-p|pk|peak|dc|DC|ac|AC)\b"), ""),
+    # What was measured ("mVpp", "Vrms", "PaRMS", "Wrms"): the quantity is still in the unit before it.
+    (re.compile(r"(?<=[VAWa])\s*(rms|RMS|Rms|pp|PP|p-p|pk|peak|dc|DC|ac|AC)\b"), ""),
     (re.compile(r"\bsps\b", re.IGNORECASE), "sample/second"),
     (re.compile(r"(?<=[kKMG])sps\b", re.IGNORECASE), "sample/second"),
 )

@@ -165,3 +165,10 @@ def test_permutation_control_counts_chance_passes() -> None:
     assert result["fidelity_passes"] == 1
     assert result["same_document_pairs"] == 1 and result["same_document_exact_passes"] == 1
     assert result["exact_rate"] == pytest.approx(0.25)
+
+
+def test_a_unit_that_says_what_it_measures_grades_against_the_unit_alone() -> None:
+    # Claim files write "Pa" for a figure printed "0.06 PaRMS"; an RMS figure is still not a peak-to-peak one.
+    assert convert(0.06, "PaRMS", "Pa") == 0.06
+    assert convert(2.0, "mVpp", "V") == 0.002
+    assert convert(1.0, "Vrms", "Vpp") is None

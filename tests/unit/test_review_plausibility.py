@@ -67,3 +67,8 @@ def test_units_as_datasheets_print_them(unit: str, other: str) -> None:
 
 def test_nanometres_stay_lengths() -> None:
     assert p.compatible("nm", "m") is True and p.compatible("Nm", "m") is False
+
+
+def test_a_measurement_suffix_leaves_the_unit_convertible() -> None:
+    assert p.convert(0.35, "PaRMS", "Pa") == 0.35
+    assert p.convert(1.0, "Wrms", "mW") == 1000.0
