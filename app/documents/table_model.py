@@ -610,7 +610,8 @@ def _merged_numbers(text: str, limits: tuple[Role, ...]) -> list[tuple[Role, Cel
     """The numbers of a cell under a merged header, each with its limit: as many numbers as limits named, in
     order. [] for a cell without numbers; None when the cell does not say which limit its numbers are."""
     tokens: list[str] = []
-    for token in text.split():
+    # "3.5/5" under "Typ./Max.": the slash the header puts between its limits separates their numbers too.
+    for token in re.split(r"\s+|(?<=\d)/(?=[+\-−–]?\.?\d)", text.strip()):
         if tokens and tokens[-1] in ("±", "+", "-", "−", "–"):
             tokens[-1] += token  # "± 12", "- 0.5": a sign printed apart from its number
         else:

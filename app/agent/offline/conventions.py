@@ -939,4 +939,22 @@ CONVENTIONS: tuple[Convention, ...] = (
         request="EN pin pulldown current", conditions=("VEN = 4 V",), unit="uA",
         expected=Expected(min=4, typical=6, max=9, unit="uA"),
     ),
+    Convention(
+        name="limits listed side by side, each with its word",
+        reading="a feature line listing the figures of one quantity with the word of each limit ('8 µA typ, 14 µA "
+                "max', 'typ 0.4 mV / max 1.5 mV') is one reading of those limits, not its first figure alone",
+        page=Page(prose=("Features", "Low quiescent current: 8 µA typ, 14 µA max", "Offset: typ 0.4 mV / max 1.5 mV")),
+        request="Quiescent current", unit="uA", expected=Expected(typical=8, max=14, unit="uA"),
+    ),
+    Convention(
+        name="limits under a header that joins them with a slash",
+        reading="a column headed 'Typ./Max.' holds both limits in one cell, joined the same way ('2.5/4'): the "
+                "first number is the typical, the second the maximum",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Typ./Max.", "Unit"),
+            ("Supply current", "ICC", "2.5/4", "mA"),
+            ("Output leakage", "ILK", "0.1/1", "µA"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Supply current", unit="mA", expected=Expected(typical=2.5, max=4, unit="mA"),
+    ),
 )
