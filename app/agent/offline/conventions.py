@@ -957,4 +957,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),), titles=("Electrical Characteristics",)),
         request="Supply current", unit="mA", expected=Expected(typical=2.5, max=4, unit="mA"),
     ),
+    Convention(
+        name="limits with their words in one value cell",
+        reading="a Value column cell listing two limits with their words ('40 typ, 65 max') is one reading, in the "
+                "unit column's unit",
+        page=Page(tables=((
+            ("Parameter", "Symbol", "Value", "Unit"),
+            ("Standby current", "ISB", "40 typ, 65 max", "µA"),
+            ("Supply voltage", "VS", "2.7 to 5.5", "V"),
+        ),), titles=("Electrical Characteristics",)),
+        request="Standby current", unit="uA", expected=Expected(typical=40, max=65, unit="uA"),
+    ),
 )

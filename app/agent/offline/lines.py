@@ -18,6 +18,7 @@ from app.agent.offline.candidates import (
     limit_leading,
     rated_as_maximum,
 )
+from app.agent.offline.limit_words import labelled_limits
 from app.agent.offline.synonyms import fold
 from app.agent.offline.values import EMPTY_CELL, Reading, parse_number, read_values
 from app.units import Unit, parse_unit
@@ -126,53 +127,9 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
             line_cands.append(cand)
         candidates.extend(line_cands)
         candidates.extend(_nominal_with_range(line_cands))
-        candidates.extend(_labelled_limits(line, readings, line_cands))
+        candidates.extend(labelled_limits(line, readings, line_cands))
     return candidates
 
-
-_FIELD_OF_WORD = {"typ": "typical", "nom": "typical", "max": "max", "min": "min"}
-_WORD_AFTER = re.compile(r"^\s*\(?\s*(typ|nom|max|min)[a-z]*\.?\s*\)?", re.IGNORECASE)
-_WORD_BEFORE = re.compile(r"\b(typ|nom|max|min)[a-z]*\.?\s*:?\s*$", re.IGNORECASE)
-_LIST_SEPARATOR = re.compile(r"^\s*(?:[,;/]|and)?\s*$", re.IGNORECASE)
-
-
-def _labelled_limits(line: str, readings: list[Reading], cands: list[Candidate]) -> list[Candidate]:
-    """'Quiescent current: 15 µA typ, 25 µA max', 'typ 0.5 mV / max 2 mV': figures of one quantity listed side by
-    side, each with the word naming its limit, are one reading of min / typical / max."""
-    if len(readings) < 2 or len(readings) != len(cands):
-        return []
-    words: list[tuple[str | None, int, int]] = []  # (field, start, end) of each figure with its word
-    for reading in readings:
-        after = _WORD_AFTER.match(line[reading.end:reading.end + 14])
-        before = _WORD_BEFORE.search(line[max(0, reading.start - 10):reading.start])
-        word = after or before
-        field = _FIELD_OF_WORD[word.group(1).lower()[:3]] if word and reading.kind == "single" else None
-        start = reading.start - (len(before.group(0)) if before and not after else 0)
-        words.append((field, start, reading.end + (after.end() if after else 0)))
-    found: list[Candidate] = []
-    k = 0
-    while k < len(readings):
-        j = k + 1
-        while (j < len(readings) and words[j][0] is not None and words[j - 1][0] is not None
-               and _LIST_SEPARATOR.match(line[words[j - 1][2]:words[j][1]])):
-            j += 1
-        fields = [w[0] for w in words[k:j]]
-        units = {c.unit.dimension for c in cands[k:j] if c.unit is not None}
-        if j - k >= 2 and len(set(fields)) == len(fields) and len(units) == 1 and cands[j - 1].unit is not None:
-            first = cands[k]
-            merged = Candidate(first.page, "line", first.label, context=first.context, unit=cands[j - 1].unit,
-                               unit_text=cands[j - 1].unit_text, line_text=first.line_text,
-                               alt_labels=list(first.alt_labels), abs_max=first.abs_max, merged=True,
-                               printed=[p for c in cands[k:j] for p in c.printed],
-                               value_text=line[words[k][1]:words[j - 1][2]].strip())
-            factor = merged.unit.factor if merged.unit else 1.0
-            for field, cand in zip(fields, cands[k:j], strict=True):
-                value = next(v for v in cand.values() if v is not None)
-                own = cand.unit.factor if cand.unit else factor
-                setattr(merged, field, float(f"{value * own / factor:.12g}"))
-            found.append(merged)
-        k = j
-    return found
 
 
 # "1,000,000 shaft revolutions", "10 years": counts and durations written as words name their unit even when

@@ -32,6 +32,7 @@ from app.agent.offline.candidates import (
     limit_leading,
     rated_as_maximum,
 )
+from app.agent.offline.limit_words import labelled_limits
 from app.agent.offline.model_units import modelled_unit, reader_unit
 from app.agent.offline.room_and_range import join_room_and_full_range
 from app.agent.offline.values import Reading, latin_lookalikes, parse_number, read_values
@@ -688,6 +689,7 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
         for k, line in enumerate(lines):
             readings = _prefer_after_or(read_values(line), line)[:2]
             nominal = _nominal_with_tolerance(line, readings)
+            line_cands: list[Candidate] = []
             for reading in [nominal] if nominal is not None else readings:
                 cand = from_reading(page, reading, "table_row" if i in value_columns else "table_cell")
                 header = " ".join(column_labels[i][:2])
@@ -721,7 +723,10 @@ def _row_candidates(page: int, row: list[str], roles: list[str | None], column_l
                 elif reading.kind == "single" and (limit := limit_leading(own_label)):
                     setattr(cand, limit, cand.typical)  # "Max. airflow | 186.7 m³/h"
                     cand.typical = None
-                candidates.append(cand)
+                line_cands.append(cand)
+            candidates.extend(line_cands)
+            if nominal is None and i in value_columns:
+                candidates.extend(labelled_limits(line, readings, line_cands))  # "35 µA typ, 50 µA max"
     return candidates
 
 
