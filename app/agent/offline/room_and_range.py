@@ -6,7 +6,8 @@ Datasheets in the National Semiconductor / TI style print a characteristic as a 
     VOFF(IL) Threshold Voltage | VOUT = VIN - 500 mV, VOFF Falling | TJ = –40°C to 125°C | 1.1 |     |     | V
 
 The first row gives the typical at room temperature and no limit, the second the limits that hold over the whole
-range and no typical; the name cell, merged over both rows, is often split between them. Read alone, each row
+range and no typical; the name cell, merged over both rows, is often split between them, and the conditions cell
+printed on the first row only. Read alone, each row
 answers half of the parameter. Read as the datasheet means them, they are one reading: typical 1.4 V, minimum
 1.1 V. Both rows' candidates take the joined reading, so they agree instead of competing.
 """
@@ -61,8 +62,9 @@ def join_room_and_full_range(limits: list[Candidate | None]) -> None:
         before = limits[k - 1] if k else None
         if before is not None and _typical_at_room(before) and not before.ambiguity:
             continue  # two typicals at 25 °C over one set of limits: which one the limits belong to is not said
-        if not _other_conditions(full.extra_conditions).startswith(_other_conditions(room.extra_conditions)):
-            continue
+        others = _other_conditions(full.extra_conditions)
+        if others and not others.startswith(_other_conditions(room.extra_conditions)):
+            continue  # printed under other test conditions (none printed: a conditions cell merged over both)
         label = room.label if full.label in room.label else " ".join(dict.fromkeys((room.label, full.label)))
         unit, unit_text = (room.unit, room.unit_text) if room.unit is not None else (full.unit, full.unit_text)
         printed = [*room.printed, *full.printed]
