@@ -41,3 +41,11 @@ def test_a_unit_cell_filled_into_several_rows_names_one_unit() -> None:
     assert reader_unit(parse_unit_cell("°C C")).canonical == "degC"
     assert reader_unit(parse_unit_cell("V V")).canonical == "V"
     assert parse_unit_cell("mA V") is None or reader_unit(parse_unit_cell("mA V")).canonical != "mA"
+
+
+def test_a_request_in_a_unit_only_pint_knows_still_names_its_quantity() -> None:
+    from app.agent.offline.model_units import requested_unit
+
+    assert requested_unit("hPa").dimension == requested_unit("Pa").dimension != requested_unit("V").dimension
+    assert requested_unit("K").dimension == requested_unit("degC").dimension == requested_unit("C").dimension
+    assert requested_unit("pcs") is None  # not parsecs

@@ -55,3 +55,19 @@ def unit_after_number(text: str) -> tuple[Unit | None, str | None, int]:
     if cell is None or not cell.modelled:
         return None, None, 0
     return reader_unit(cell), token, match.end()
+
+
+def requested_unit(text: str) -> Unit | None:
+    """The unit a request names, with the dimension the reader's readings of that quantity carry: its own
+    vocabulary first, else pint's ("Pa", "lux", "K"), so a request in a unit the vocabulary lacks still says which
+    quantity it wants. A temperature in kelvin is a temperature like one in degrees."""
+    if text.strip() == "C":
+        return parse_unit("degC")  # a request's bare "C" is degrees Celsius; nobody asks a datasheet for coulombs
+    known = parse_unit(text)
+    if known is not None or not (re.search(r"[A-Z]", text) or text.strip() in _LOWER_CASE_UNITS):
+        return known  # pint reads "pcs" as parsecs: only what is spelled like a unit symbol is asked of it
+    modelled = modelled_unit(text)
+    if modelled is not None and modelled.dimension == "[temperature]":
+        return Unit(modelled.canonical, "temperature", modelled.factor)
+    return modelled
+

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from app.agent.offline.model_units import requested_unit
 from app.units import Unit, parse_unit
 
 VOLTAGE = "[mass] * [length] ** 2 / [time] ** 3 / [current]"
@@ -421,7 +422,7 @@ def parse_request(name: str, unit: str | None = None, conditions: list[str] | No
     leading_limit = _LEADING_LIMIT.match(core)
     if leading_limit and wants_field is None and not wants_abs_max:
         wants_field = "max" if leading_limit.group(1).lower().startswith("max") else "min"
-    parsed_unit = parse_unit(unit) if unit else None
+    parsed_unit = requested_unit(unit) if unit else None
     counted_noun = _spelled_out(counted.group(1)).strip() if counted else ""
     query = Query(
         name=name, core=core, core_tokens=content_tokens(core), symbols=symbols, qualifiers=kept,
