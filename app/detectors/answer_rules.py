@@ -12,10 +12,13 @@ with ``span_ids``):
   could not be returned in the requested unit (an incompatible one is ``unit_dimension``'s).
 * ``low_confidence`` (warning): the offline reader answered below its calibrated floor
   (``app.detectors.calibration``); hosted models' confidences are not calibrated and are not judged.
+* ``one_sided_range`` (warning): the name asks for a range (``… range``, an operating or storage temperature) and
+  the answer gives one end of it: the other end is printed elsewhere, or the figure is another parameter's limit.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from app.config import OFFLINE_MODEL
@@ -122,6 +125,30 @@ def _low_confidence(rule: Rule, ctx: Context) -> Verdict:
         {"span_ids": submit_span_ids(ctx), "confidence": confidence, "floor": floor}))
 
 
+# Names that ask for both ends of a range: "… range" (a dynamic range is one figure in dB), and the operating,
+# ambient and storage temperatures, which datasheets always state as a range.
+_RANGE_NAME = re.compile(r"(?<!dynamic )\brange\b|\b(?:operating|ambient|storage)\s+(?:free[- ]air\s+)?temperature\b",
+                         re.IGNORECASE)
+
+
+def _one_sided_range(rule: Rule, ctx: Context) -> Verdict:
+    values = _values(ctx)
+    if values is None:
+        return not_evaluable(rule, NO_VALUE)
+    name = str(ctx.request.get("name") or "")
+    if not _RANGE_NAME.search(name):
+        return not_evaluable(rule, "the name does not ask for a range")
+    one_sided = [i for i, value in enumerate(values) if (value.get("min") is None) != (value.get("max") is None)]
+    if not one_sided:
+        return clean(rule)
+    value = values[one_sided[0]]
+    end = "minimum" if value.get("min") is not None else "maximum"
+    return flag(rule, rule.finding(
+        ctx, f"“{name}” asks for a range, but the answer gives only its {end}: the other end is printed elsewhere, "
+             "or the figure is another parameter's limit.",
+        {"span_ids": submit_span_ids(ctx), "value_indexes": one_sided}))
+
+
 ANSWER_RULES: tuple[Rule, ...] = (
     Rule("expected_dimension", "5", Severity.warning,
          "The answer's unit does not measure the dimension the parameter's name implies, or is missing.",
@@ -130,4 +157,6 @@ ANSWER_RULES: tuple[Rule, ...] = (
          "A unit was requested and the answer's unit cannot be read to convert it.", _unit_not_convertible),
     Rule("low_confidence", "1", Severity.warning, "The offline reader answered below its calibrated confidence floor.",
          _low_confidence),
+    Rule("one_sided_range", "1", Severity.warning, "The name asks for a range and the answer gives one end of it.",
+         _one_sided_range),
 )

@@ -137,3 +137,15 @@ def test_a_temperature_coefficient_in_the_unit_of_its_quantity_is_flagged() -> N
 def test_a_temperature_coefficient_per_degree_or_as_a_share_is_clean(unit: str) -> None:
     result = verdicts([{"typical": 35, "unit": unit}], {"name": "Trim resistance tempco"})["expected_dimension"]
     assert result.evaluable and not result.findings
+
+
+@pytest.mark.parametrize("name", ["Supply voltage range", "Operating temperature", "Storage temperature"])
+def test_a_range_answered_with_one_end_is_flagged(name: str) -> None:
+    one_end = verdicts([{"max": 85.0, "unit": "degC"}], {"name": name})["one_sided_range"]
+    assert one_end.findings and "maximum" in one_end.findings[0].message
+    assert not verdicts([{"min": -40.0, "max": 85.0, "unit": "degC"}], {"name": name})["one_sided_range"].findings
+
+
+def test_a_dynamic_range_or_a_single_rating_is_no_range() -> None:
+    assert not verdicts([{"typical": 90.0, "unit": "dB"}], {"name": "Dynamic range"})["one_sided_range"].findings
+    assert not verdicts([{"max": 150.0, "unit": "degC"}], {"name": "Junction temperature"})["one_sided_range"].findings
