@@ -212,8 +212,9 @@ _JOB_COLUMNS = _job_columns()
 @lru_cache(maxsize=64)
 def _admitted_job_insert(count: int) -> Any:
     """``INSERT INTO jobs ... SELECT ... FROM blobs WHERE admitted`` and, in the same statement, the job's
-    ``count`` parameters, returning their ids. Every column of both tables is written (a column added later
-    must be added here: tests compare the rows with the unit of work's)."""
+    ``count`` parameters, returning their ids. Every column of ``jobs`` is written, from the Job's attributes: a
+    column added later whose default is applied by the unit of work needs it set on the Job too (a test compares
+    the rows with the unit of work's)."""
     jobs, params = Job.__table__, JobParameter.__table__
     blobs = store.Blob.__table__
     job_columns = [c.key for c in jobs.columns]
