@@ -6,12 +6,14 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import Integer, bindparam, func, insert, literal, select, true, union_all
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy.orm import Session, joinedload, make_transient_to_detached, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app import metrics
 from app.agent.registry import resolve_model
@@ -103,29 +105,18 @@ def create_job(
     model_config = resolve_model(model)
     specs = parse_parameters(parameters)
     digest = store.sha256_of(data)
-    # Blobs are stored only after passing the check, and the check is deterministic: a datasheet submitted again
-    # skips the round trip to a check process, unless the limits have tightened since it was admitted. Its row
-    # exists only once its bytes are stored (and blobs are never deleted), so nor are they stored again.
-    known_pages = store.admitted_page_count(session, digest)
-    if known_pages is not None and known_pages <= settings.max_pages and len(data) <= settings.max_upload_bytes:
-        page_count = known_pages
-    else:
-        page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
     request_hash = _request_hash(digest, specs, engine, model_config.alias)
 
     if idempotency_key:
-        existing = session.scalar(
-            select(Job).where(Job.tenant == tenant, Job.idempotency_key == idempotency_key)
-        )
+        existing = _job_by_key(session, tenant, idempotency_key)
         if existing is not None:
             if existing.request_hash != request_hash:
                 raise Conflict(
                     "This Idempotency-Key was used with a different request body.", code="idempotency_conflict"
                 )
+            # A replay admits nothing new: its PDF was checked when the key was first used.
             return existing, False
 
-    if known_pages is None:
-        store.put(session, data, page_count)
     job = Job(
         id=uuid.uuid4().hex,
         tenant=tenant,
@@ -140,24 +131,106 @@ def create_job(
         # but never sent shows as a queue short of messages (app/jobs/sweeper.py).
         woken_at=utcnow(),
     )
-    job.parameters = [
+    parameters = [
         JobParameter(position=i, name=s.name, unit=s.unit, conditions=s.conditions, notes=s.notes)
         for i, s in enumerate(specs)
     ]
-    session.add(job)
     try:
+        # Blobs are stored only after passing the check, and the check is deterministic: a datasheet submitted
+        # again skips the round trip to a check process, unless the limits have tightened since it was admitted.
+        # Its row exists only once its bytes are stored (and blobs are never deleted), so nor are they stored
+        # again. On PostgreSQL that lookup, the job and its parameters are one statement.
+        if len(data) <= settings.max_upload_bytes and _insert_if_admitted(session, job, parameters,
+                                                                           settings.max_pages):
+            return job, True
+        known_pages = store.admitted_page_count(session, digest)
+        if known_pages is not None and known_pages <= settings.max_pages and len(data) <= settings.max_upload_bytes:
+            page_count = known_pages
+        else:
+            page_count = admit_pdf(data, max_bytes=settings.max_upload_bytes, max_pages=settings.max_pages)
+        if known_pages is None:
+            store.put(session, data, page_count)
+        job.parameters = parameters
+        session.add(job)
         session.flush()
     except IntegrityError:
         # A concurrent request with the same key won the race; replay it.
         session.rollback()
         if idempotency_key:
-            existing = session.scalar(
-                select(Job).where(Job.tenant == tenant, Job.idempotency_key == idempotency_key)
-            )
+            existing = _job_by_key(session, tenant, idempotency_key)
             if existing is not None and existing.request_hash == request_hash:
                 return existing, False
         raise
     return job, True
+
+
+def _job_by_key(session: Session, tenant: str, idempotency_key: str) -> Job | None:
+    return session.scalar(select(Job).where(Job.tenant == tenant, Job.idempotency_key == idempotency_key))
+
+
+def _insert_if_admitted(session: Session, job: Job, parameters: list[JobParameter], max_pages: int) -> bool:
+    """On PostgreSQL, store ``job`` and its ``parameters`` in one statement if the job's PDF was admitted before
+    (within ``max_pages``): one round trip instead of a lookup and two inserts, and none of the unit of work's
+    bookkeeping. The rows are then the session's as if loaded. False (nothing written) when the PDF is new to this
+    database or the dialect has no such statement (SQLite: no data-modifying CTE, and no round trips to save)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return False
+    job_values = {column.key: getattr(job, column.key) for column in _JOB_COLUMNS}
+    job_values.update(deliveries=0, created_at=job.woken_at, updated_at=job.woken_at)
+    rows = [(p.position, p.name, p.unit, list(p.conditions or []), p.notes) for p in parameters]
+    ids = session.execute(_admitted_job_insert(len(rows)),
+                          {**job_values, "max_pages": max_pages,
+                           **{f"{field}_{i}": value for i, row in enumerate(rows)
+                              for field, value in zip(_PARAMETER_FIELDS, row, strict=True)}}).all()
+    if not ids:
+        return False
+    by_position = dict((position, row_id) for row_id, position in ids)
+    for key, value in job_values.items():
+        setattr(job, key, value)
+    for parameter in parameters:
+        parameter.id, parameter.job_id, parameter.status = by_position[parameter.position], job.id, "pending"
+        parameter.conditions = list(parameter.conditions or [])
+        make_transient_to_detached(parameter)
+    make_transient_to_detached(job)
+    set_committed_value(job, "parameters", parameters)
+    for parameter in parameters:
+        set_committed_value(parameter, "job", job)
+    session.add(job)
+    return True
+
+
+_PARAMETER_FIELDS = ("position", "name", "unit", "conditions", "notes")
+
+
+def _job_columns() -> list[Any]:
+    return [c for c in Job.__table__.columns if c.key not in ("deliveries", "created_at", "updated_at")]
+
+
+_JOB_COLUMNS = _job_columns()
+
+
+@lru_cache(maxsize=64)
+def _admitted_job_insert(count: int) -> Any:
+    """``INSERT INTO jobs ... SELECT ... FROM blobs WHERE admitted`` and, in the same statement, the job's
+    ``count`` parameters, returning their ids. Every column of ``jobs`` is written, from the Job's attributes: a
+    column added later whose default is applied by the unit of work needs it set on the Job too (a test compares
+    the rows with the unit of work's)."""
+    jobs, params = Job.__table__, JobParameter.__table__
+    blobs = store.Blob.__table__
+    job_columns = [c.key for c in jobs.columns]
+    admitted = (select(*[bindparam(key, type_=jobs.c[key].type) if key != "blob_sha256" else blobs.c.sha256
+                         for key in job_columns])
+                .where(blobs.c.sha256 == bindparam("blob_sha256", type_=blobs.c.sha256.type),
+                       blobs.c.page_count <= bindparam("max_pages", type_=Integer)))
+    new_job = insert(jobs).from_select(job_columns, admitted).returning(jobs.c.id).cte("new_job")
+    # A UNION ALL of one-row SELECTs rather than VALUES, which SQLAlchemy cannot cache (it compiled on every call).
+    given = union_all(*[select(*[bindparam(f"{field}_{i}", type_=params.c[field].type).label(field)
+                                 for field in _PARAMETER_FIELDS]) for i in range(count)]).subquery("given")
+    source = select(new_job.c.id, *[given.c[field] for field in _PARAMETER_FIELDS], literal("pending"))
+    return (insert(params)
+            .from_select(["job_id", *_PARAMETER_FIELDS, "status"], source.select_from(new_job).join(given, true()))
+            .returning(params.c.id, params.c.position)
+            .add_cte(new_job))
 
 
 def get_job(session: Session, job_id: str, tenant: str | None = None) -> Job:

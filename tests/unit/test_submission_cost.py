@@ -82,10 +82,14 @@ def test_a_submission_is_one_transaction_and_a_known_pdf_is_not_stored_again(dat
     for traffic in (first, again):
         assert (traffic.checkouts, traffic.commits) == (1, 1), traffic
         assert traffic.touching("extractions") == []  # a job made just now has no answers to read
-        if database_blobs == "postgres":  # every parameter in one statement (SQLite has no round trips to save)
-            assert len(traffic.touching("job_parameters")) == 1, traffic.touching("job_parameters")
+    if database_blobs == "postgres":  # (SQLite has no round trips to save)
+        # A new PDF: the single statement below finds no admitted blob and writes nothing; once the PDF is checked
+        # and stored, every parameter is still written in one statement.
+        assert len([s for s in first.touching("job_parameters") if s.startswith("INSERT")]) == 1, first
+        # A known PDF: its lookup, the job and every parameter are one statement, the only one of the submission.
+        assert len(again.statements) == 1 and again.statements[0].startswith("WITH new_job AS"), again
     assert len(first.touching("blob_contents")) == 1
-    assert again.touching("blob_contents") == [] and not [s for s in again.touching("blobs") if "INSERT" in s]
+    assert again.touching("blob_contents") == [] and not [s for s in again.statements if "INSERT INTO blobs" in s]
     assert stored_rows() == (2, 5, 1) and len(stored_blobs()) == 1
 
 
@@ -128,3 +132,55 @@ def test_the_upload_quota_is_charged_off_the_event_loop_and_a_refusal_stores_not
     assert response.status_code == 429 and response.json()["code"] == "upload_quota_exceeded"
     assert charged_on_the_loop == [False]
     assert stored_rows() == (0, 0, 0) and stored_blobs() == []
+
+
+def _rows(job_id: str) -> tuple[dict, list[dict]]:
+    from sqlalchemy import select
+
+    from app.tables.jobs import Job, JobParameter
+
+    with session_scope() as session:
+        job = session.execute(select(Job.__table__).where(Job.id == job_id)).mappings().one()
+        parameters = session.execute(select(JobParameter.__table__).where(JobParameter.job_id == job_id)
+                                     .order_by(JobParameter.position)).mappings().all()
+    skip = {"id", "job_id", "created_at", "updated_at", "woken_at"}
+    return ({k: v for k, v in job.items() if k not in skip},
+            [{k: v for k, v in row.items() if k not in skip} for row in parameters])
+
+
+def test_a_known_pdfs_job_written_in_one_statement_is_the_job_the_unit_of_work_writes(dsx_backend: str) -> None:
+    parameters = json.dumps(["Gain", {"name": "Offset", "unit": "mV", "conditions": ["TA = 25 C"], "notes": "max"}])
+    with session_scope() as session:  # a new PDF: checked, stored, and its job written by the unit of work
+        first, created = service.create_job(session, data=PDF, filename="a.pdf", parameters=parameters,
+                                            idempotency_key="k1", tenant="acme")
+        first_id = first.id
+    with session_scope() as session:  # a known one: in one statement on PostgreSQL
+        again, created = service.create_job(session, data=PDF, filename="a.pdf", parameters=parameters,
+                                            idempotency_key="k2", tenant="acme")
+        assert created and again in session and [p.name for p in again.parameters] == ["Gain", "Offset"]
+        assert again.parameters[1].conditions == ["TA = 25 C"] and again.deliveries == 0
+        assert again.created_at is not None and again.parameters[0].job is again
+        again_id = again.id
+        again.filename = "renamed.pdf"  # the returned rows are the session's: a change is flushed as usual
+    (job_a, params_a), (job_b, params_b) = _rows(first_id), _rows(again_id)
+    assert {**job_a, "idempotency_key": "k2", "filename": "renamed.pdf"} == job_b
+    assert params_a == params_b and [p["status"] for p in params_b] == ["pending", "pending"]
+
+    with session_scope() as session:  # the key replays the job the single statement wrote
+        replay, created = service.create_job(session, data=PDF, filename="a.pdf", parameters=parameters,
+                                             idempotency_key="k2", tenant="acme")
+        assert not created and replay.id == again_id
+    assert stored_rows()[:2] == (2, 4)
+
+
+def test_a_known_pdf_over_tightened_page_limits_is_checked_again(dsx_backend: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.errors import InvalidPdf
+
+    with session_scope() as session:
+        service.create_job(session, data=PDF, filename="a.pdf", parameters=json.dumps(["Gain"]))
+    monkeypatch.setenv("DSX_MAX_PAGES", "0")
+    reset_settings()
+    with pytest.raises(InvalidPdf), session_scope() as session:
+        service.create_job(session, data=PDF, filename="a.pdf", parameters=json.dumps(["Gain"]))
+    assert stored_rows()[:2] == (1, 1)
