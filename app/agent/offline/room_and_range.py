@@ -7,9 +7,9 @@ Datasheets in the National Semiconductor / TI style print a characteristic as a 
 
 The first row gives the typical at room temperature and no limit, the second the limits that hold over the whole
 range and no typical; the name cell, merged over both rows, is often split between them, and the conditions cell
-printed on the first row only. Read alone, each row
-answers half of the parameter. Read as the datasheet means them, they are one reading: typical 1.4 V, minimum
-1.1 V. Both rows' candidates take the joined reading, so they agree instead of competing.
+is often printed on the first row only. Read alone, each row answers half of the parameter. Read as the datasheet
+means them, they are one reading: typical 1.4 V, minimum 1.1 V. Both rows' candidates take the joined reading, so
+they agree instead of competing.
 """
 
 from __future__ import annotations
