@@ -50,6 +50,27 @@ def warm_up_datasheet() -> bytes:
     return data
 
 
+def _wait_for_completion_logging(timeout_s: float = 10.0) -> None:
+    """LiteLLM logs a completion on a thread of its own after the call returns, and imports what that logging needs
+    there: wait until its logging tasks are done, so that what the warm-up's completion loads is loaded before the
+    first job rather than during it. Each pending task holds a slot of the logging executor; holding them all means
+    none is left."""
+    try:
+        from litellm.litellm_core_utils.thread_pool_executor import executor
+
+        slots, total = executor._pending_slots, int(executor._max_pending_tasks)
+    except (ImportError, AttributeError):
+        return  # another LiteLLM: its first job waits for nothing the warm-up could not do
+    deadline = time.monotonic() + timeout_s
+    held = 0
+    try:
+        while held < total and slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            held += 1
+    finally:
+        for _ in range(held):
+            slots.release()
+
+
 def warm_up() -> float:
     """Run the warm-up parameter in this process; returns its seconds. Never raises: a process that could not warm
     up still works, it pays the first-use costs on its first job instead."""
@@ -68,6 +89,7 @@ def warm_up() -> float:
                                                 context=RunContext(tenant="warm-up"))
         for value in outcome.extraction.values if outcome.extraction else []:
             to_requested(value.model_dump(), "mV")  # the unit registry's first conversion
+        _wait_for_completion_logging()
     except Exception:  # noqa: BLE001 - warming is an optimisation, never a reason for a process not to start
         log.warning("pool process warm-up failed; its first job pays the first-use costs", exc_info=True)
     seconds = time.perf_counter() - started
