@@ -176,8 +176,12 @@ def test_flagged_run_is_reviewed_and_approved_in_the_browser(page, server: LiveS
     # An evidence link opens its span in the waterfall, and its full input/output loads on demand (htmx).
     page.locator(f'a.span-link[data-span="{grounded.spans["submit"]}"]').click()
     span = page.locator(f"details#span-{grounded.spans['submit']}")
+    # The link's script opens the span after the navigation to its anchor: wait for it rather than read at once.
+    page.wait_for_selector(f"details#span-{grounded.spans['submit']}[open]", timeout=10_000)
     assert span.get_attribute("open") is not None
-    assert grounded.quote in span.locator('[data-testid="span-payload"]').inner_text()
+    payload = span.locator('[data-testid="span-payload"]')
+    payload.filter(has_text=grounded.quote).wait_for(timeout=10_000)  # loaded on demand
+    assert grounded.quote in payload.inner_text()
     page.evaluate("window.scrollTo(0, 0)")
     assert _screenshot(page, "item.png").stat().st_size > 10_000
 
