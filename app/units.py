@@ -182,7 +182,6 @@ def unit_registry() -> Any:
     return registry
 
 
-@lru_cache(maxsize=512)
 def one_unit_repeated(printed: str) -> str:
     """A unit cell shared by several rows and filled into each ("°C C": the block's unit and the next row's, whose
     degree sign the text layer lost) names one unit: its first word, when every other word repeats it."""
@@ -192,6 +191,7 @@ def one_unit_repeated(printed: str) -> str:
     return printed
 
 
+@lru_cache(maxsize=512)
 def parse_unit(token: str | None) -> Unit | None:
     """The unit a printed token names, or None when it is not a unit this reader knows."""
     if not token or not token.strip():
