@@ -232,7 +232,7 @@ def wrong_answer_kind(claim: Any, extraction: dict[str, Any], verdict: Any) -> s
            if value.get(f) is not None]
     got_numbers = [g for g in got if g is not None]
     if all(v in ("match", "missing") for v in fields.values()):
-        missing = "/".join(name for name, verdict in fields.items() if verdict == "missing")
+        missing = "/".join(name for name, state in fields.items() if state == "missing")
         return f"a limit left out ({missing})"
     if got_numbers and all(any(same_number(g, w) for w in wanted) for g in got_numbers):
         return "right number, other field"

@@ -131,7 +131,6 @@ def line_candidates(page: int, lines: list[str], abs_max_lines: set[int] | None 
     return candidates
 
 
-
 # "1,000,000 shaft revolutions", "10 years": counts and durations written as words name their unit even when
 # one word stands between them and the number.
 _COUNTED_WORD = re.compile(r"^(?:[a-z]+\s+)?(revolutions?|cycles?|years?|hours?|pixels?)\b", re.IGNORECASE)

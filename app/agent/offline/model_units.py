@@ -70,4 +70,3 @@ def requested_unit(text: str) -> Unit | None:
     if modelled is not None and modelled.dimension == "[temperature]":
         return Unit(modelled.canonical, "temperature", modelled.factor)
     return modelled
-
